@@ -1,0 +1,1 @@
+"""Reference adapters, one module per area (``make(adapter)`` returns the area object)."""

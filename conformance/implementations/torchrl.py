@@ -1,0 +1,61 @@
+"""The installed TorchRL (any release from 0.6.0 to 0.14.1), seen through the interface.
+
+Per-area adapters live in ``torchrl_areas/<area>.py``; they absorb API differences between
+releases (argument renames, log-prob key names, flags that do not exist yet). A release that
+lacks a feature fails the spec that needs it, with the reason in the message; a TorchRL that
+does not import here makes every spec "cannot be tested here".
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import metadata
+
+from conformance.implementations.adapter import LazyAdapter
+from conformance.interface import Untestable
+
+
+def _dist_version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+@functools.cache
+def import_problem() -> str | None:
+    """Why ``import torchrl, tensordict`` fails here, or None when it works."""
+    try:
+        import tensordict  # noqa: F401
+        import torchrl  # noqa: F401
+    except Exception as exc:  # noqa: BLE001 - any failure makes the release untestable here
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        return f"import torchrl failed: {type(exc).__name__}: {first}"
+    return None
+
+
+def _require_import() -> None:
+    problem = import_problem()
+    if problem:
+        raise Untestable(
+            f"{problem} (torchrl {_dist_version('torchrl')}, tensordict "
+            f"{_dist_version('tensordict')}, torch {_dist_version('torch')})"
+        )
+
+
+def version_tuple() -> tuple[int, ...]:
+    """The installed torchrl release as a tuple, for feature switches in area adapters."""
+    parts = []
+    for p in _dist_version("torchrl").split("+")[0].split("."):
+        if not p.isdigit():
+            break
+        parts.append(int(p))
+    return tuple(parts)
+
+
+IMPLEMENTATION = LazyAdapter(
+    "torchrl",
+    lambda: _dist_version("torchrl"),
+    "conformance.implementations.torchrl_areas",
+    precondition=_require_import,
+)

@@ -1,0 +1,96 @@
+"""PPO value clipping through TorchRL's ``ClipPPOLoss`` API (also used for the reference drop-in).
+
+The critic loss is read from a full forward of the loss module, the way training code reads it,
+with ``loss_critic_type="l2"``: TorchRL's "l2" is ``F.mse_loss`` without Baselines' 0.5, so the
+declared scale is 2 and the critic coefficient multiplies.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+
+import torch
+
+from conformance.interface import CriticLoss
+
+
+class _ZeroMeanUnitScale(torch.nn.Module):
+    # The policy is irrelevant to the critic loss; a fixed Normal keeps the ratio exactly 1.
+    def forward(self, observation):
+        return torch.zeros_like(observation), torch.ones_like(observation)
+
+
+class ClipPPOCritic:
+    critic_scale = 2.0
+
+    def __init__(self, loss_cls):
+        self.loss_cls = loss_cls
+        # critic_coef (<= 0.9.1) was renamed critic_coeff (0.9.2); unknown names are silently
+        # swallowed by **kwargs in many releases, so pick the name the release really has
+        # (walking the MRO: a subclass may forward **kwargs to TorchRL's constructor).
+        self.coeff_name = "critic_coef"
+        for klass in loss_cls.__mro__:
+            params = inspect.signature(klass.__init__).parameters
+            if "critic_coeff" in params or "critic_coef" in params:
+                self.coeff_name = "critic_coeff" if "critic_coeff" in params else "critic_coef"
+                break
+
+    def _build(self, value_net, clip_value, clip_epsilon, critic_coeff):
+        from tensordict.nn import TensorDictModule
+        from torchrl.modules import ProbabilisticActor
+
+        actor = ProbabilisticActor(
+            TensorDictModule(_ZeroMeanUnitScale(), ["observation"], ["loc", "scale"]),
+            in_keys=["loc", "scale"],
+            distribution_class=torch.distributions.Normal,
+            return_log_prob=True,
+        )
+        critic = TensorDictModule(value_net, ["observation"], ["state_value"])
+        kwargs = {
+            "clip_epsilon": clip_epsilon,
+            "entropy_bonus": False,
+            "loss_critic_type": "l2",
+            self.coeff_name: critic_coeff,
+        }
+        if clip_value is not None:
+            kwargs["clip_value"] = clip_value
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            loss = self.loss_cls(actor, critic, **kwargs)
+        applied = getattr(loss, self.coeff_name, None)
+        if applied is None or abs(float(applied) - critic_coeff) > 1e-12:
+            raise AssertionError(
+                f"{self.loss_cls.__name__}({self.coeff_name}={critic_coeff}) kept the critic "
+                f"coefficient at {applied!r}: the argument was ignored"
+            )
+        return loss, actor
+
+    def critic_loss(
+        self, *, value_net, observation, old_value, returns, clip_value, clip_epsilon, critic_coeff
+    ) -> CriticLoss:
+        from tensordict import TensorDict
+
+        loss, actor = self._build(value_net, clip_value, clip_epsilon, critic_coeff)
+        batch = observation.shape[:1]
+        td = TensorDict(
+            {
+                "observation": observation,
+                "action": torch.zeros_like(observation),
+                "advantage": torch.ones_like(observation),
+                "value_target": returns,
+                "state_value": old_value,
+            },
+            batch,
+        )
+        with torch.no_grad():
+            td[loss.tensor_keys.sample_log_prob] = actor.get_dist(td).log_prob(td["action"])
+        out = loss(td)
+        frac = out.get("value_clip_fraction", None)
+        return CriticLoss(out["loss_critic"], None if frac is None else float(frac))
+
+
+def make(adapter):
+    from torchrl.objectives import ClipPPOLoss
+
+    return ClipPPOCritic(ClipPPOLoss)

@@ -1,0 +1,1 @@
+"""Independent oracles. Nothing here imports ``impls`` or the library under test."""

@@ -1,0 +1,1 @@
+"""The suite's pytest machinery: implementation selection, expectations, results."""

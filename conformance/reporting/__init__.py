@@ -1,0 +1,1 @@
+"""Reports built from results files (``python -m conformance.reporting RESULTS... [-o DIR]``)."""

@@ -1,0 +1,132 @@
+"""The conformance matrix: specs down, implementations across, unexpected results first.
+
+Built with pandas from one or more results files (see ``conformance.plugin.results``) into
+Markdown (pasteable into a pull request), HTML and CSV, each written atomically.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from conformance.plugin.results import UNEXPECTED, atomic_write
+
+SYMBOL = {
+    "pass": "✅ pass",
+    "known failure": "🟡 known failure",
+    "fail": "❌ FAIL",
+    "error": "❌ ERROR",
+    "unexpected pass": "❗ UNEXPECTED PASS",
+    "not applicable": "➖ n/a",
+    "untestable": "⚪ cannot test here",
+    "skipped": "⏭ skipped",
+}
+ORDER = ["fail", "error", "unexpected pass", "known failure", "untestable", "not applicable",
+         "skipped", "pass"]
+
+
+def load_rows(paths: Iterable[Path]) -> pd.DataFrame:
+    frames = []
+    for path in paths:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        frame = pd.DataFrame(doc["rows"])
+        frame["column"] = frame["implementation"] + " " + frame["implementation_version"]
+        frames.append(frame)
+    rows = pd.concat(frames, ignore_index=True)
+    # a later run of the same test x implementation replaces an earlier one
+    return rows.drop_duplicates(subset=["nodeid", "column"], keep="last")
+
+
+def build_matrix(rows: pd.DataFrame) -> pd.DataFrame:
+    rows = rows.assign(
+        test=rows["area"] + " :: " + rows["spec"]
+        + rows["parameters"].map(lambda p: f"[{p}]" if p else "")
+    )
+    matrix = rows.pivot_table(index="test", columns="column", values="outcome", aggfunc="first")
+    unexpected = matrix.isin(list(UNEXPECTED)).any(axis=1)
+    rank = matrix.apply(lambda col: col.map(lambda o: ORDER.index(o) if o in ORDER else 99)).min(axis=1)
+    matrix = matrix.assign(_u=~unexpected, _r=rank).sort_values(["_u", "_r", "test"])
+    return matrix.drop(columns=["_u", "_r"])
+
+
+def summary(rows: pd.DataFrame) -> pd.DataFrame:
+    table = rows.pivot_table(index="column", columns="outcome", values="nodeid", aggfunc="count",
+                             fill_value=0)
+    return table[[o for o in ORDER if o in table.columns]]
+
+
+def _markdown_table(frame: pd.DataFrame, index_name: str) -> str:
+    headers = [index_name, *map(str, frame.columns)]
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    for index, row in frame.iterrows():
+        cells = [str(index).replace("|", "\\|")]
+        cells += [SYMBOL.get(v, "" if pd.isna(v) else str(v)) for v in row]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _failures(rows: pd.DataFrame) -> list[str]:
+    bad = rows[rows["outcome"].isin(list(UNEXPECTED))]
+    out = []
+    for _, r in bad.sort_values(["column", "nodeid"]).iterrows():
+        first = (r["message"] or "").splitlines()[0][:300] if r["message"] else ""
+        out.append(f"- `{r['nodeid']}` ({r['column']}): **{r['outcome']}** — {first}")
+    return out
+
+
+def render_markdown(rows: pd.DataFrame) -> str:
+    matrix = build_matrix(rows)
+    counts = summary(rows)
+    n_unexpected = int(rows["outcome"].isin(list(UNEXPECTED)).sum())
+    verdict = (
+        "**verdict: conformant to expectations** (no unexpected result)"
+        if n_unexpected == 0
+        else f"**verdict: {n_unexpected} unexpected result(s)**"
+    )
+    parts = ["## TorchRL conformance", "", verdict, "", _markdown_table(counts, "implementation"), ""]
+    failures = _failures(rows)
+    if failures:
+        parts += ["### Unexpected results", "", *failures, ""]
+    parts += ["### Matrix (unexpected results first)", "", _markdown_table(matrix, "spec"), ""]
+    return "\n".join(parts)
+
+
+def render_html(rows: pd.DataFrame) -> str:
+    matrix = build_matrix(rows).apply(lambda col: col.map(lambda v: SYMBOL.get(v, v)))
+    counts = summary(rows)
+    style = (
+        "body{font-family:sans-serif}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px}"
+    )
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>TorchRL conformance</title>"
+        f"<style>{style}</style></head><body><h1>TorchRL conformance</h1>"
+        f"{counts.to_html()}<h2>Matrix (unexpected results first)</h2>"
+        f"{matrix.to_html(na_rep='')}"
+        f"<h2>Messages</h2><ul>"
+        + "".join(
+            f"<li><code>{html.escape(r['nodeid'])}</code> ({html.escape(r['column'])}): "
+            f"{html.escape(r['outcome'])} {html.escape((r['message'] or '')[:500])}</li>"
+            for _, r in rows[rows["outcome"] != "pass"].iterrows()
+        )
+        + "</ul></body></html>"
+    )
+
+
+def write_reports(results: Iterable[Path], out_dir: Path, stem: str = "conformance") -> list[Path]:
+    rows = load_rows(results)
+    out_dir = Path(out_dir)
+    written = []
+    for suffix, text in (
+        (".md", render_markdown(rows)),
+        (".html", render_html(rows)),
+        (".csv", rows.drop(columns=["column"]).to_csv(index=False)),
+    ):
+        path = out_dir / f"{stem}{suffix}"
+        atomic_write(path, text)
+        written.append(path)
+    return written

@@ -1,0 +1,28 @@
+"""Fixed reference implementations, drop-in replacements for TorchRL classes.
+
+Names are imported lazily so that ``from impls import TanhNormal`` does not pay for (or fail
+on) the modules of other areas.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "ClipPPOLoss": "impls.ppo",
+    "clipped_value_loss": "impls.ppo",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'impls' has no attribute {name!r}")
+
+
+def __dir__():
+    return __all__
