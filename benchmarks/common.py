@@ -1,0 +1,36 @@
+"""Shared pieces of the asv benchmarks (numpy/scipy conventions: params, setup that skips).
+
+Every benchmark class is parametrised by ``implementation`` (reference / torchrl), ``device``
+(cpu / cuda) and a size; ``setup`` raises ``NotImplementedError`` (asv shows "n/a") for an
+implementation that does not load here or a device that is absent. Inputs are seeded.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+IMPLEMENTATIONS = ["reference", "torchrl"]
+DEVICES = ["cpu", "cuda"]
+SEED = 20261122
+
+
+def require(implementation: str, device: str):
+    """Skip (asv: n/a) what cannot run here; return the torch device."""
+    import torch
+
+    if device == "cuda" and not torch.cuda.is_available():
+        raise NotImplementedError("no CUDA device")
+    if implementation == "torchrl":
+        try:
+            importlib.import_module("torchrl")
+        except Exception as exc:  # noqa: BLE001
+            raise NotImplementedError(f"torchrl does not import: {exc}") from None
+    torch.manual_seed(SEED)
+    return torch.device(device)
+
+
+def synchronize(device) -> None:
+    import torch
+
+    if getattr(device, "type", device) == "cuda":
+        torch.cuda.synchronize()

@@ -1,0 +1,63 @@
+"""Helpers for the self-tests: run the conformance suite the way a user does, in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class SuiteRun:
+    returncode: int
+    output: str
+    results: dict | None
+
+    def rows(self, **where) -> list[dict]:
+        rows = (self.results or {}).get("rows", [])
+        return [r for r in rows if all(r.get(k) == v for k, v in where.items())]
+
+    def outcomes(self) -> dict[str, str]:
+        return {r["nodeid"]: r["outcome"] for r in self.rows()}
+
+
+def run_suite(tmp_path: Path, *args: str, env: dict | None = None) -> SuiteRun:
+    """``python -m pytest conformance/... ARGS`` from the project root; results in tmp_path."""
+    results = tmp_path / "results.json"
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=short",
+           "--results", str(results), *args]
+    full_env = {k: v for k, v in os.environ.items() if k != "TORCHRL_CONFORMANCE_IMPL"}
+    full_env.update(env or {})
+    proc = subprocess.run(cmd, cwd=ROOT, env=full_env, capture_output=True, text=True,
+                          timeout=900)
+    data = json.loads(results.read_text()) if results.exists() else None
+    return SuiteRun(proc.returncode, proc.stdout + proc.stderr, data)
+
+
+@pytest.fixture
+def suite(tmp_path):
+    def run(*args, env=None):
+        return run_suite(tmp_path, *args, env=env)
+
+    return run
+
+
+def assert_mutant_caught(run: SuiteRun, spec_file: str, *, bug: str, min_failures: int = 1):
+    """The mutant's run must fail, with at least ``min_failures`` failing specs of
+    ``spec_file`` whose message names ``bug``."""
+    __tracebackhide__ = True
+    assert run.returncode == 1, f"the suite did not fail on the mutant:\n{run.output[-3000:]}"
+    failing = [r for r in run.rows(outcome="fail") if r["nodeid"].startswith(spec_file)]
+    naming = [r for r in failing if bug in r["message"] or bug in run.output]
+    assert len(naming) >= min_failures, (
+        f"expected >= {min_failures} failures of {spec_file} naming {bug!r}; got "
+        f"{len(failing)} failures:\n" + "\n".join(f"{r['nodeid']}: {r['message'][:200]}" for r in failing)
+    )
+    return failing
