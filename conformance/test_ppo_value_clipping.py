@@ -200,7 +200,7 @@ def batches(draw):
     kinds = draw(st.lists(st.sampled_from(["tie+", "tie-", "inside", "outside"]),
                           min_size=n, max_size=n), label="kinds")
     v = []
-    for o, kind in zip(old, kinds):
+    for o, kind in zip(old, kinds, strict=True):
         if kind == "tie+":
             v.append(o + c)
         elif kind == "tie-":

@@ -1,0 +1,118 @@
+"""Sessions: conformance (default), tests, bench, lint.
+
+The tested stack (torch, torchrl, tensordict) is pinned once, in pyproject.toml's ``stack``
+extra; override a pin for one run with TORCHRL_CONFORMANCE_TORCH, TORCHRL_CONFORMANCE_TORCHRL or
+TORCHRL_CONFORMANCE_TENSORDICT. torch is ~5.5 GB, so every session that needs the stack shares
+one virtualenv per stack (``.nox/_stack-<pins>``), built once and reused while its requirements
+are unchanged (a stamp file records them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import nox
+import tomllib
+
+nox.needs_version = ">=2024.3.2"
+nox.options.sessions = ["conformance"]
+nox.options.default_venv_backend = "virtualenv"
+
+ROOT = Path(__file__).resolve().parent
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+OVERRIDE = "TORCHRL_CONFORMANCE_{}"
+
+
+def stack_pins() -> dict[str, str]:
+    """{'torch': '2.14.1', ...} from the stack extra, with environment overrides applied."""
+    pins = {}
+    for requirement in PYPROJECT["project"]["optional-dependencies"]["stack"]:
+        name, _, version = requirement.partition("==")
+        pins[name] = os.environ.get(OVERRIDE.format(name.upper()), version)
+    return pins
+
+
+def _requirements(extra: list[str]) -> list[str]:
+    pins = [f"{name}=={version}" for name, version in stack_pins().items()]
+    return pins + list(PYPROJECT["project"]["dependencies"]) + extra
+
+
+def stack_python(session: nox.Session, extra: list[str] | None = None) -> str:
+    """The shared stack environment's python, created or updated only when needed."""
+    pins = stack_pins()
+    tag = "-".join(f"{name}{version}" for name, version in pins.items())
+    env = ROOT / ".nox" / f"_stack-{tag}"
+    python = env / "bin" / "python"
+    requirements = _requirements(extra or [])
+    stamp = env / "conformance-stamp.json"
+    wanted = set(requirements)
+    have = set(json.loads(stamp.read_text())) if stamp.is_file() else set()
+    if python.is_file() and wanted <= have:
+        session.log(f"reusing the stack environment {env.relative_to(ROOT)} ({', '.join(requirements[:3])})")
+        return str(python)
+    if not python.is_file():
+        session.log(f"creating the stack environment {env.relative_to(ROOT)} (torch is large: ~2 min)")
+        session.run(sys.executable, "-m", "venv", str(env), external=True)
+    # one resolver run with torch pinned exactly: nothing can pull a different torch build
+    session.run(str(python), "-m", "pip", "install", "--progress-bar", "off", *requirements,
+                external=True)
+    stamp.write_text(json.dumps(sorted(wanted | have)))
+    return str(python)
+
+
+def _run(session, python, *args, **kwargs):
+    env = {"PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"}
+    session.run(python, *args, env=env, external=True, **kwargs)
+
+
+@nox.session(venv_backend="none")
+def conformance(session: nox.Session) -> None:
+    """Run the specs on the reference and the installed TorchRL, then build reports/conformance.*.
+
+    Extra arguments go to pytest, e.g. ``nox -s conformance -- --impl torchrl -k tanh``.
+    """
+    python = stack_python(session)
+    args = list(session.posargs)
+    if not any(a == "--impl" or a.startswith("--impl=") for a in args):
+        args = ["--impl", os.environ.get("TORCHRL_CONFORMANCE_IMPL", "reference,torchrl"), *args]
+    _run(session, python, "-m", "pytest", "conformance", "-p", "no:cacheprovider", *args)
+    session.log(f"report: {ROOT / 'reports' / 'conformance.md'}")
+
+
+@nox.session(venv_backend="none")
+def tests(session: nox.Session) -> None:
+    """The suite's self-tests: oracles, adapters, reports, expectations, and the mutants."""
+    python = stack_python(session)
+    _run(session, python, "-m", "pytest", "tests", "-p", "no:cacheprovider", *session.posargs)
+
+
+@nox.session(venv_backend="none")
+def bench(session: nox.Session) -> None:
+    """asv benchmarks on the current stack (quick by default), then reports/benchmarks.md."""
+    bench_extra = list(PYPROJECT["project"]["optional-dependencies"]["bench"])
+    python = stack_python(session, bench_extra)
+    args = list(session.posargs) or ["--quick"]
+    _run(session, python, "-m", "benchmarks.run", *args)
+
+
+@nox.session(reuse_venv=True)
+def lint(session: nox.Session) -> None:
+    """ruff over the project."""
+    session.install("ruff>=0.6")
+    session.run("ruff", "check", ".")
+
+
+def _clean_stack_envs() -> None:  # pragma: no cover - manual helper: python noxfile.py clean
+    for env in (ROOT / ".nox").glob("_stack-*"):
+        shutil.rmtree(env)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["clean"]:
+        _clean_stack_envs()
+    else:
+        nox.main()
