@@ -8,6 +8,14 @@ implementation that does not load here or a device that is absent. Inputs are se
 from __future__ import annotations
 
 import importlib
+import sys
+from pathlib import Path
+
+# With `asv run --python=same` the project is not installed and asv does not pass PYTHONPATH on:
+# fall back on the checkout (appended, so an installed build of the project wins).
+_ROOT = str(Path(__file__).resolve().parent.parent)
+if _ROOT not in sys.path:
+    sys.path.append(_ROOT)
 
 IMPLEMENTATIONS = ["reference", "torchrl"]
 DEVICES = ["cpu", "cuda"]
