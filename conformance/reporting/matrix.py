@@ -78,7 +78,8 @@ def _failures(rows: pd.DataFrame) -> list[str]:
     return out
 
 
-def render_markdown(rows: pd.DataFrame) -> str:
+def render_markdown(rows: pd.DataFrame, title: str = "TorchRL conformance",
+                    preface: list[str] | None = None) -> str:
     matrix = build_matrix(rows)
     counts = summary(rows)
     n_unexpected = int(rows["outcome"].isin(list(UNEXPECTED)).sum())
@@ -87,7 +88,9 @@ def render_markdown(rows: pd.DataFrame) -> str:
         if n_unexpected == 0
         else f"**verdict: {n_unexpected} unexpected result(s)**"
     )
-    parts = ["## TorchRL conformance", "", verdict, "", _markdown_table(counts, "implementation"), ""]
+    parts = [f"## {title}", "", verdict, "", *(preface or []), "" if preface else None,
+             _markdown_table(counts, "implementation"), ""]
+    parts = [p for p in parts if p is not None]
     failures = _failures(rows)
     if failures:
         parts += ["### Unexpected results", "", *failures, ""]
@@ -95,7 +98,7 @@ def render_markdown(rows: pd.DataFrame) -> str:
     return "\n".join(parts)
 
 
-def render_html(rows: pd.DataFrame) -> str:
+def render_html(rows: pd.DataFrame, title: str = "TorchRL conformance") -> str:
     matrix = build_matrix(rows).apply(lambda col: col.map(lambda v: SYMBOL.get(v, v)))
     counts = summary(rows)
     style = (
@@ -103,8 +106,8 @@ def render_html(rows: pd.DataFrame) -> str:
         "td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px}"
     )
     return (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>TorchRL conformance</title>"
-        f"<style>{style}</style></head><body><h1>TorchRL conformance</h1>"
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{style}</style></head><body><h1>{html.escape(title)}</h1>"
         f"{counts.to_html()}<h2>Matrix (unexpected results first)</h2>"
         f"{matrix.to_html(na_rep='')}"
         f"<h2>Messages</h2><ul>"
@@ -117,13 +120,14 @@ def render_html(rows: pd.DataFrame) -> str:
     )
 
 
-def write_reports(results: Iterable[Path], out_dir: Path, stem: str = "conformance") -> list[Path]:
+def write_reports(results: Iterable[Path], out_dir: Path, stem: str = "conformance",
+                  title: str = "TorchRL conformance", preface: list[str] | None = None) -> list[Path]:
     rows = load_rows(results)
     out_dir = Path(out_dir)
     written = []
     for suffix, text in (
-        (".md", render_markdown(rows)),
-        (".html", render_html(rows)),
+        (".md", render_markdown(rows, title, preface)),
+        (".html", render_html(rows, title)),
         (".csv", rows.drop(columns=["column"]).to_csv(index=False)),
     ):
         path = out_dir / f"{stem}{suffix}"

@@ -1,0 +1,1 @@
+"""Run the suite against other TorchRL sources (``nox -s upstream``): see ``runner``."""

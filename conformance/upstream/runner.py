@@ -1,0 +1,231 @@
+"""Run the conformance suite against several TorchRL sources and build the version matrix.
+
+    python -m conformance.upstream.runner SOURCE [SOURCE ...] [--base TORCH=PYTHON]
+                                          [--expectations FILE] [-- PYTEST ARGS]
+
+Each source is installed (``pip install --no-deps --target``, a few MB) into
+``.nox/_upstream/<label>`` next to the tensordict of its minor, and run with a shared base
+environment per torch version (``.nox/_upstream-base-torch<version>``: torch plus the suite's
+dependencies), selected with PYTHONPATH. A source that cannot be installed or imported still gets
+a column, every cell "cannot be tested here: <reason>". Results: ``reports/upstream/<label>.json``;
+matrix: ``reports/upstream.{md,html,csv}`` (releases across, specs down).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conformance.upstream.sources import Source, SourceError, parse
+
+ROOT = Path(__file__).resolve().parents[2]
+WORK = ROOT / ".nox" / "_upstream"
+REPORTS = ROOT / "reports"
+BASE_REQUIREMENTS = ["numpy", "scipy", "pandas", "hypothesis", "pytest", "pytest-timeout",
+                     "cloudpickle", "packaging", "orjson", "importlib_metadata"]
+
+
+def log(message: str) -> None:
+    print(f"[upstream] {message}", flush=True)
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else "no output"
+
+
+def base_python(torch: str, given: dict[str, str]) -> str:
+    """A python with torch==<torch> and the suite's dependencies (created once)."""
+    if torch in given:
+        return given[torch]
+    env = ROOT / ".nox" / f"_upstream-base-torch{torch}"
+    python = env / "bin" / "python"
+    stamp = env / "ready"
+    if not stamp.is_file():
+        log(f"creating base environment {env.relative_to(ROOT)} with torch {torch}")
+        subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
+        proc = subprocess.run([str(python), "-m", "pip", "install", "-q", "--progress-bar", "off",
+                               f"torch=={torch}", *BASE_REQUIREMENTS], capture_output=True, text=True)
+        if proc.returncode:
+            raise SourceError(f"cannot build a torch {torch} environment: {_last_line(proc.stderr)}")
+        stamp.write_text(torch)
+    return str(python)
+
+
+def materialize_git(source: Source) -> Source:
+    """Check a git ref out into a folder and treat it as a local checkout."""
+    safe = re.sub(r"[^\w.-]+", "_", f"{source.path.name}-{source.ref}")
+    target = WORK / "src" / safe
+    if not target.is_dir():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        repo = str(source.path)
+        if Path(repo).exists():
+            archive = subprocess.run(["git", "-C", repo, "archive", "--format=tar", source.ref],
+                                     capture_output=True)
+            if archive.returncode:
+                raise SourceError(f"git archive {source.ref}: {_last_line(archive.stderr.decode())}")
+            target.mkdir()
+            subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
+        else:
+            clone = subprocess.run(["git", "clone", "--depth", "1", "--branch", source.ref, repo,
+                                    str(target)], capture_output=True, text=True)
+            if clone.returncode:
+                shutil.rmtree(target, ignore_errors=True)
+                raise SourceError(f"git clone {repo}@{source.ref}: {_last_line(clone.stderr)}")
+    resolved = parse(str(target))
+    resolved.argument, resolved.kind = source.argument, "git"
+    return resolved
+
+
+def install(source: Source, python: str) -> Path:
+    """The folder to put on PYTHONPATH (torchrl + tensordict + pinned helpers), installed once."""
+    target = WORK / source.label
+    stamp = target / ".installed"
+    if stamp.is_file():
+        return target
+    shutil.rmtree(target, ignore_errors=True)
+    requirements = [*source.install, source.tensordict, *extras(source)]
+    proc = subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--progress-bar",
+                           "off", "--target", str(target), *requirements],
+                          capture_output=True, text=True)
+    if proc.returncode:
+        raise SourceError(f"pip install {' '.join(requirements)} failed: {_last_line(proc.stderr)}")
+    stamp.write_text(" ".join(requirements))
+    return target
+
+
+def extras(source: Source) -> list[str]:
+    from conformance.upstream.sources import extras_for
+
+    return extras_for(source.version)
+
+
+def pythonpath(source: Source, target: Path | None) -> str:
+    parts = [str(p) for p in (source.path if source.kind in ("checkout", "git") else None,
+                              target) if p]
+    return os.pathsep.join([*parts, str(ROOT)])
+
+
+def import_problem(python: str, path: str) -> str | None:
+    proc = subprocess.run([python, "-c", "import torchrl, tensordict"], capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": path}, timeout=300)
+    return None if proc.returncode == 0 else f"import torchrl failed: {_last_line(proc.stderr)}"
+
+
+def run_source(source: Source, python: str, path: str, untestable: str | None,
+               expectations: list[str], pytest_args: list[str]) -> Path:
+    results = REPORTS / "upstream" / f"{source.label}.json"
+    env = {**os.environ, "PYTHONPATH": path, "PYTHONHASHSEED": "0",
+           "TORCHRL_CONFORMANCE_VERSION_LABEL": source.label}
+    env.pop("TORCHRL_CONFORMANCE_IMPL", None)
+    if untestable:
+        env["TORCHRL_CONFORMANCE_UNTESTABLE"] = untestable
+    args = [python, "-m", "pytest", "conformance", "--impl", "torchrl", "--results", str(results),
+            "--no-report", "-p", "no:cacheprovider", "-q", "--tb=no", "-rN"]
+    for file in expectations:
+        args += ["--expectations", f"torchrl={file}"]
+    if untestable:
+        args += ["--expectations", "none"]
+    subprocess.run([*args, *pytest_args], cwd=ROOT, env=env)
+    return results
+
+
+def summarize(results: Path) -> tuple[str, int]:
+    """('12 pass, 3 known failure', number of unexpected results) of one run."""
+    if not results.is_file():
+        return "no results (the run crashed)", 1
+    rows = json.loads(results.read_text())["rows"]
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row["outcome"]] = counts.get(row["outcome"], 0) + 1
+    text = ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items()))
+    return text, sum(1 for row in rows if not row["expected"])
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="nox -s upstream --", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("sources", nargs="+", help="releases, wheel files, checkouts, git:REPO@REF")
+    parser.add_argument("--base", action="append", default=[], metavar="TORCH=PYTHON",
+                        help="reuse an existing python that has this torch version")
+    parser.add_argument("--expectations", action="append", default=[], metavar="FILE",
+                        help="expectations for every source (default: the release's own file)")
+    parser.add_argument("--pytest-args", default="", help="extra pytest arguments, quoted")
+    args = parser.parse_args(argv)
+    given = dict(item.split("=", 1) for item in args.base)
+    started = time.time()
+    outcomes: list[tuple[str, str, str]] = []
+    unexpected_total = 0
+    result_files = []
+    for number, argument in enumerate(args.sources, 1):
+        t0 = time.time()
+        untestable, python, path = None, None, str(ROOT)
+        try:
+            source = parse(argument)
+            if source.kind == "git":
+                source = materialize_git(source)
+        except SourceError as exc:
+            source = Source(argument, "release", re.sub(r"[^\w.]+", "_", argument))
+            untestable = f"cannot resolve source: {exc}"
+        log(f"[{number}/{len(args.sources)}] torchrl {source.label} ({source.tensordict}, "
+            f"torch {source.torch})")
+        try:
+            python = base_python(source.torch, given)
+            if not untestable:
+                target = install(source, python) if source.install else None
+                if source.kind in ("checkout", "git"):
+                    target = install_tensordict_only(source, python)
+                path = pythonpath(source, target)
+                untestable = import_problem(python, path)
+        except (SourceError, subprocess.CalledProcessError) as exc:
+            untestable = untestable or f"install failed: {exc}"
+        if untestable:
+            log(f"    cannot be tested here: {untestable}")
+        python = python or sys.executable
+        results = run_source(source, python, path, untestable, args.expectations,
+                             args.pytest_args.split())
+        summary, n_unexpected = summarize(results)
+        unexpected_total += n_unexpected
+        log(f"    {summary} ({time.time() - t0:.0f} s)")
+        outcomes.append((source.label, "cannot be tested here: " + untestable if untestable
+                         else "tested", summary))
+        if results.is_file():
+            result_files.append(results)
+    if result_files:
+        from conformance.reporting.matrix import write_reports
+
+        preface = ["| source | status | outcomes |", "|---|---|---|",
+                   *(f"| torchrl {label} | {status} | {summary} |"
+                     for label, status, summary in outcomes)]
+        for path in write_reports(result_files, REPORTS, stem="upstream",
+                                  title="TorchRL conformance by release", preface=preface):
+            log(f"wrote {path}")
+    log(f"total wall time {time.time() - started:.0f} s")
+    return 1 if unexpected_total else 0
+
+
+def install_tensordict_only(source: Source, python: str) -> Path:
+    """A checkout brings torchrl; the matching tensordict (and helpers) go to a target folder."""
+    helper = Source(source.argument, "release", source.version)
+    helper.install = []
+    target = WORK / f"{source.label}-deps"
+    stamp = target / ".installed"
+    if not stamp.is_file():
+        requirements = [helper.tensordict, *extras(helper)]
+        proc = subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--target",
+                               str(target), *requirements], capture_output=True, text=True)
+        if proc.returncode:
+            raise SourceError(f"pip install {' '.join(requirements)}: {_last_line(proc.stderr)}")
+        stamp.write_text(" ".join(requirements))
+    return target
+
+
+if __name__ == "__main__":
+    sys.exit(main())

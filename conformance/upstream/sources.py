@@ -1,0 +1,102 @@
+"""What a TorchRL source given to ``nox -s upstream`` is, and what it must be installed with.
+
+Accepted forms:
+  ``0.13.3``                      a release from the package index
+  ``path/to/torchrl-X-*.whl``     a wheel file
+  ``path/to/rl``                  a local source checkout (pure Python: its C++ extension is not
+                                  built, so the prioritized-replay specs are "cannot be tested here")
+  ``git:REPO@REF``                a git ref of a repository (a URL or a local clone / mirror)
+
+Pairing (measured in research/matrix.md): tensordict from the same minor as torchrl (releases up
+to 0.7 pin it loosely and break with a newer one); torch 2.14.1 for 0.14 (its C++ extension is
+built for it) and torch 2.13.0, a small CPU build, for older releases, which import with it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+RELEASE = re.compile(r"^\d+\.\d+\.\d+$")
+WHEEL = re.compile(r"torchrl-(\d+\.\d+\.\d+)[^-]*-.*\.whl$")
+
+
+class SourceError(ValueError):
+    pass
+
+
+def minor(version: str) -> tuple[int, int]:
+    major, minor_, *_ = (int(p) for p in re.findall(r"\d+", version)[:2])
+    return major, minor_
+
+
+def torch_for(version: str) -> str:
+    return "2.14.1" if minor(version) >= (0, 14) else "2.13.0"
+
+
+def extras_for(version: str) -> list[str]:
+    """Dependencies installed next to torchrl/tensordict (both are installed without deps)."""
+    m = minor(version)
+    extras = []
+    if (0, 9) <= m <= (0, 10):
+        extras.append("pyvers==0.1.0")  # tensordict 0.9/0.10 need pyvers<0.2
+    elif m >= (0, 11):
+        extras.append("pyvers==0.2.3")
+    if m >= (0, 13):
+        extras.append("hoptorch>=0.1.4")
+    return extras
+
+
+@dataclass
+class Source:
+    argument: str
+    kind: str  # release | wheel | checkout | git
+    version: str  # torchrl version (for pairing and expectations)
+    install: list[str] = field(default_factory=list)  # pip requirements / files, --no-deps
+    path: Path | None = None  # checkout directory put on PYTHONPATH
+    ref: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.version if self.kind in ("release", "wheel") else f"{self.version}+{self.kind}"
+
+    @property
+    def tensordict(self) -> str:
+        major, minor_ = minor(self.version)
+        return f"tensordict=={major}.{minor_}.*"
+
+    @property
+    def torch(self) -> str:
+        return torch_for(self.version)
+
+
+def _checkout_version(path: Path) -> str:
+    version_file = path / "version.txt"
+    if version_file.is_file():
+        return version_file.read_text().strip()
+    raise SourceError(f"{path} has no version.txt: is it a pytorch/rl checkout?")
+
+
+def parse(argument: str) -> Source:
+    if RELEASE.match(argument):
+        return Source(argument, "release", argument, [f"torchrl=={argument}"])
+    if argument.startswith("git:"):
+        repo, sep, ref = argument[4:].rpartition("@")
+        if not sep or not repo or not ref:
+            raise SourceError(f"{argument!r}: expected git:REPO@REF")
+        return Source(argument, "git", "unknown", path=Path(repo), ref=ref)
+    path = Path(argument)
+    if argument.endswith(".whl"):
+        match = WHEEL.search(path.name)
+        if not match:
+            raise SourceError(f"{argument!r} is not a torchrl wheel file name")
+        if not path.is_file():
+            raise SourceError(f"no such wheel file: {argument}")
+        return Source(argument, "wheel", match.group(1), [str(path.resolve())])
+    if path.is_dir():
+        return Source(argument, "checkout", _checkout_version(path), path=path.resolve())
+    raise SourceError(
+        f"{argument!r} is neither a release (0.13.3), a wheel file, a checkout directory nor "
+        "git:REPO@REF"
+    )
