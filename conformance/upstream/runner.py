@@ -120,8 +120,8 @@ def import_problem(python: str, path: str) -> str | None:
 
 
 def run_source(source: Source, python: str, path: str, untestable: str | None,
-               expectations: list[str], pytest_args: list[str]) -> Path:
-    results = REPORTS / "upstream" / f"{source.label}.json"
+               expectations: list[str], pytest_args: list[str], reports: Path) -> Path:
+    results = reports / "upstream" / f"{source.label}.json"
     env = {**os.environ, "PYTHONPATH": path, "PYTHONHASHSEED": "0",
            "TORCHRL_CONFORMANCE_VERSION_LABEL": source.label}
     env.pop("TORCHRL_CONFORMANCE_IMPL", None)
@@ -158,6 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--expectations", action="append", default=[], metavar="FILE",
                         help="expectations for every source (default: the release's own file)")
     parser.add_argument("--pytest-args", default="", help="extra pytest arguments, quoted")
+    parser.add_argument("--reports-dir", type=Path, default=REPORTS,
+                        help="where results and the matrix go (default: reports/)")
     return parser
 
 
@@ -194,7 +196,7 @@ def main(argv=None) -> int:
             log(f"    cannot be tested here: {untestable}")
         python = python or sys.executable
         results = run_source(source, python, path, untestable, args.expectations,
-                             args.pytest_args.split())
+                             args.pytest_args.split(), args.reports_dir)
         summary, n_unexpected = summarize(results)
         unexpected_total += n_unexpected
         log(f"    {summary} ({time.time() - t0:.0f} s)")
@@ -208,7 +210,7 @@ def main(argv=None) -> int:
         preface = ["| source | status | outcomes |", "|---|---|---|",
                    *(f"| torchrl {label} | {status} | {summary} |"
                      for label, status, summary in outcomes)]
-        for path in write_reports(result_files, REPORTS, stem="upstream",
+        for path in write_reports(result_files, args.reports_dir, stem="upstream",
                                   title="TorchRL conformance by release", preface=preface):
             log(f"wrote {path}")
     log(f"total wall time {time.time() - started:.0f} s")
