@@ -331,6 +331,7 @@ def test_gradients_match_oracle(composite_log_prob, case):
         raise AssertionError(message("the aggregate log-prob is not attached to the parameters' graph",
                                      params=params, expected="a tensor with grad_fn",
                                      actual=got.aggregate))
+    cause = oracle.diagnose(got.aggregate.detach(), heads, actions)
     (got.aggregate.reshape(B) * weights).sum().backward()
     expected = oracle.gradients(base, {h: a.detach() for h, a in actions.items()}, weights)
     for h, x in heads.items():
@@ -342,7 +343,7 @@ def test_gradients_match_oracle(composite_log_prob, case):
                                              expected=e.numpy(), actual=grad.numpy()))
             atol = 1e-5 * e.abs() + 16 * EPS32 * float(weights.abs().max()) * (1 + e.abs())
             _close(f"d aggregate / d {h}.{k} != float64 autograd of the oracle", grad, e, atol,
-                   params=params)
+                   params=params, cause=cause)
 
 
 # ------------------------------------------------------------------ PPO

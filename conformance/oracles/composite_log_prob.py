@@ -207,18 +207,17 @@ def diagnose_head(actual, head, action) -> str | None:
     return None
 
 
-def _broadcast_matrix(heads: Mapping, stored_actions: Mapping) -> torch.Tensor | None:
-    """sum over heads of log p_j(a_i) for stored [B, 1] categorical actions broadcast against
-    [B, n] logits ([B, B]); None when no action carries a trailing singleton."""
-    total, any_trailing = 0.0, False
+def _broadcast_rows(heads: Mapping, stored_actions: Mapping):
+    """For each categorical head stored as [B, 1]: (row sums of its [B, B] broadcast log-probs
+    log p_j(a_i), its right log-probs [B]). Empty when no action carries a trailing singleton."""
+    out = []
     for h, head in heads.items():
         a = torch.as_tensor(stored_actions[h])
         if head.kind == "categorical" and a.ndim == head.params["logits"].ndim and a.shape[-1] == 1:
-            any_trailing = True
-            total = total + _stored_as_torch_broadcasts(head, a)
-        else:
-            total = total + head_log_prob(head.kind, head.params, a).unsqueeze(0)
-    return total if any_trailing and torch.is_tensor(total) and total.ndim == 2 else None
+            matrix = _stored_as_torch_broadcasts(head, a)
+            if matrix.ndim == 2:
+                out.append((matrix.sum(-1), head_log_prob(head.kind, head.params, a.squeeze(-1))))
+    return out
 
 
 RATIO_BROADCAST = (
@@ -234,10 +233,13 @@ def diagnose_ratio(ratio, heads: Mapping, stored_actions: Mapping) -> str | None
     r = _f64(ratio)
     right = aggregate(heads, {h: _squeezed(heads[h], stored_actions[h]) for h in heads})
     candidates = {}
-    matrix = _broadcast_matrix(heads, stored_actions)
-    if matrix is not None and matrix.shape[0] == matrix.shape[1] == right.numel():
-        rows = matrix.sum(-1)
-        candidates[RATIO_BROADCAST] = [torch.exp(rows - right), torch.exp(rows - right.sum())]
+    broadcast = _broadcast_rows(heads, stored_actions)
+    if broadcast and all(rows.shape == right.shape for rows, _ in broadcast):
+        # the re-scored [B, B] heads summed per row, against the stored per-row log-prob (a
+        # tensor) or, when per-head log-probs are tensordicts, broadcast against all rows
+        per_row = sum(rows - good for rows, good in broadcast)
+        all_rows = sum(rows - good.sum() for rows, good in broadcast)
+        candidates[RATIO_BROADCAST] = [torch.exp(per_row), torch.exp(all_rows)]
     for name, f in wrong_variants(heads).items():
         if "rl#2487" in name:
             continue
