@@ -208,3 +208,11 @@ def test_clip_ppo_loss_ratio_is_one_for_an_unchanged_policy(trailing):
     assert float(out["kl_approx"]) == 0.0 and float(out["clip_fraction"]) == 0.0
     torch.testing.assert_close(out["loss_objective"], -advantage.mean())
     assert torch.isfinite(out["entropy"]).all()
+
+
+def test_out_of_range_action_is_refused_naming_the_head():
+    a1, a2 = _actions()
+    a2[0] = 3  # action2 has 3 categories
+    sample = TensorDict({"action": {"action1": a1, "action2": a2}}, [B])
+    with set_composite_lp_aggregate(True), pytest.raises(ValueError, match="'action2'"):
+        _dist(_params()).log_prob(sample)
