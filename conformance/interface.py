@@ -77,7 +77,7 @@ class PPOValueClipping(Protocol):
 # --------------------------------------------------------------------------------------------
 
 #: Exploration (interaction) types a composite actor may be run under.
-EXPLORATION_TYPES = ("random", "deterministic", "mode", "mean")
+COMPOSITE_EXPLORATION_TYPES = ("random", "deterministic", "mode", "mean")
 
 #: Misconfigured composite actors, by name. Each must be refused with an error naming the key.
 COMPOSITE_MISCONFIGURATIONS = {
@@ -93,7 +93,7 @@ COMPOSITE_MISCONFIGURATIONS = {
 
 
 @dataclass(frozen=True)
-class Head:
+class CompositeHead:
     """One head of a composite action, named by its leaf under the ``"action"`` key.
 
     kind: ``"categorical"`` with params ``{"logits": [*batch, n]}`` (action: int64 ``[*batch]``)
@@ -130,7 +130,7 @@ class CompositeLogProbs:
 
 
 @dataclass
-class PPOStep:
+class CompositePPOStep:
     """One clipped-PPO loss evaluation on data collected by the same, unchanged policy.
 
     objective: ``loss_objective`` (the negated clipped surrogate, a mean over the batch).
@@ -145,10 +145,10 @@ class PPOStep:
 
 
 class CompositeLogProb(Protocol):
-    #: the subset of EXPLORATION_TYPES the implementation (release) supports
+    #: the subset of COMPOSITE_EXPLORATION_TYPES the implementation (release) supports
     exploration_types: tuple[str, ...]
 
-    def actor(self, heads: dict[str, Head], *, exploration: str, seed: int) -> CompositeLogProbs:
+    def actor(self, heads: dict[str, CompositeHead], *, exploration: str, seed: int) -> CompositeLogProbs:
         """Build a probabilistic actor (ProbabilisticActor-like) whose module outputs
         ``heads[h].params`` (through a parameterised identity, so gradients reach them), with a
         composite distribution over the nested action spec ``action -> {h: ...}`` (samples at
@@ -157,7 +157,7 @@ class CompositeLogProb(Protocol):
         ...
 
     def log_prob(
-        self, heads: dict[str, Head], actions: dict[str, torch.Tensor], *,
+        self, heads: dict[str, CompositeHead], actions: dict[str, torch.Tensor], *,
         sample_batch_shape: tuple[int, ...],
     ) -> CompositeLogProbs:
         """Score ``actions`` under the composite distribution built from ``heads`` (its batch
@@ -167,9 +167,9 @@ class CompositeLogProb(Protocol):
         ...
 
     def ppo_step(
-        self, heads: dict[str, Head], *, advantage: torch.Tensor, clip_epsilon: float,
+        self, heads: dict[str, CompositeHead], *, advantage: torch.Tensor, clip_epsilon: float,
         seed: int, trailing_singleton: bool,
-    ) -> PPOStep:
+    ) -> CompositePPOStep:
         """Collect once with the actor of :meth:`actor` (random exploration, no grad), storing
         actions and log-probs as the implementation does; with ``trailing_singleton`` every
         categorical action is then stored as ``[*batch, 1]`` (as an environment whose action
@@ -178,7 +178,7 @@ class CompositeLogProb(Protocol):
         policy."""
         ...
 
-    def misconfigured_actor(self, heads: dict[str, Head], *, fault: str) -> CompositeLogProbs:
+    def misconfigured_actor(self, heads: dict[str, CompositeHead], *, fault: str) -> CompositeLogProbs:
         """Build and run (random exploration) the actor of :meth:`actor` misconfigured as
         ``COMPOSITE_MISCONFIGURATIONS[fault]`` says. Return what it wrote if it accepts the
         configuration (it should raise, naming the offending key)."""

@@ -27,7 +27,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance._assertions import assert_close, message
-from conformance.interface import COMPOSITE_MISCONFIGURATIONS, EXPLORATION_TYPES, Head
+from conformance.interface import (
+    COMPOSITE_EXPLORATION_TYPES,
+    COMPOSITE_MISCONFIGURATIONS,
+    CompositeHead,
+)
 from conformance.oracles import composite_log_prob as oracle
 
 RL_2402 = "https://github.com/pytorch/rl/issues/2402"
@@ -39,21 +43,21 @@ B, T = 16, 3
 
 # ------------------------------------------------------------------ inputs
 
-def seed_heads(batch=(B,), *, seed=0, scale=1.0) -> dict[str, Head]:
+def seed_heads(batch=(B,), *, seed=0, scale=1.0) -> dict[str, CompositeHead]:
     """action1: Categorical(8), action2: Categorical(1); logits ~ scale * N(0, 2^2), float32."""
     g = torch.Generator().manual_seed(seed)
     return {
-        "action1": Head("categorical", {"logits": scale * 2 * torch.randn(*batch, 8, generator=g)}),
-        "action2": Head("categorical", {"logits": scale * 2 * torch.randn(*batch, 1, generator=g)}),
+        "action1": CompositeHead("categorical", {"logits": scale * 2 * torch.randn(*batch, 8, generator=g)}),
+        "action2": CompositeHead("categorical", {"logits": scale * 2 * torch.randn(*batch, 1, generator=g)}),
     }
 
 
-def mixed_heads(batch=(B,), *, seed=0, scale=1.0) -> dict[str, Head]:
+def mixed_heads(batch=(B,), *, seed=0, scale=1.0) -> dict[str, CompositeHead]:
     """action1: Categorical(8), action2: element-wise Normal over d = 2."""
     g = torch.Generator().manual_seed(seed)
     return {
-        "action1": Head("categorical", {"logits": scale * 2 * torch.randn(*batch, 8, generator=g)}),
-        "action2": Head("normal", {"loc": torch.randn(*batch, 2, generator=g),
+        "action1": CompositeHead("categorical", {"logits": scale * 2 * torch.randn(*batch, 8, generator=g)}),
+        "action2": CompositeHead("normal", {"loc": torch.randn(*batch, 2, generator=g),
                                    "scale": 0.5 + torch.rand(*batch, 2, generator=g)}),
     }
 
@@ -80,9 +84,9 @@ def tolerance(heads, expected) -> torch.Tensor:
     return 16 * EPS32 * (1 + expected.abs() + magnitude(heads))
 
 
-def leaf_heads(heads) -> dict[str, Head]:
+def leaf_heads(heads) -> dict[str, CompositeHead]:
     """The same heads with every parameter a fresh leaf that requires grad."""
-    return {h: Head(x.kind, {k: v.detach().clone().requires_grad_(True) for k, v in x.params.items()})
+    return {h: CompositeHead(x.kind, {k: v.detach().clone().requires_grad_(True) for k, v in x.params.items()})
             for h, x in heads.items()}
 
 
@@ -119,15 +123,12 @@ def check_log_probs(got, heads, actions, *, params, sample_batch_shape=None, lin
         lp = torch.as_tensor(got.head_log_probs[h]).detach().double()
         expected = per_head[h]
         if head.kind == "normal" and lp.shape == expected.shape + head.params["loc"].shape[-1:]:
+            # stored element-wise (not reduced over the event dim): compared element-wise
             expected = oracle.head_log_prob("normal", head.params, squeezed[h], elementwise=True)
-        elif head.kind == "normal":
-            pass  # event-reduced: compared as is
         if not bool(torch.isfinite(lp).all()):
             raise AssertionError(message(f"log-prob of head {h!r} is not finite", params=params,
                                          expected=expected.numpy(), actual=lp.numpy(), link=link))
         atol = tolerance({h: head}, expected)
-        if atol.shape != expected.shape:
-            atol = atol.unsqueeze(-1).expand(expected.shape)
         _close(f"log-prob of head {h!r} (read from {got.where.get(h, '?')}) != float64 oracle",
                lp, expected, atol, params=params,
                cause=oracle.diagnose_head(lp, head, squeezed[h]) or (
@@ -176,7 +177,7 @@ def check_actions(got, heads, exploration, *, params):
 
 # ------------------------------------------------------------------ the actor
 
-@pytest.mark.parametrize("exploration", EXPLORATION_TYPES, ids=lambda e: f"exploration={e}")
+@pytest.mark.parametrize("exploration", COMPOSITE_EXPLORATION_TYPES, ids=lambda e: f"exploration={e}")
 @pytest.mark.parametrize("heads_name", list(HEADS), ids=lambda h: f"heads={h}")
 def test_actor_log_probs_match_oracle(composite_log_prob, heads_name, exploration):
     """The actor writes an action and a log-prob per head plus the aggregate, equal to the
@@ -440,11 +441,11 @@ def test_property_log_prob_matches_oracle(composite_log_prob, case):
     heads, actions = {}, {}
     for i, n in enumerate(sizes):
         logits = scale * torch.randn(*batch, n, generator=g)
-        heads[f"h{i}"] = Head("categorical", {"logits": logits})
+        heads[f"h{i}"] = CompositeHead("categorical", {"logits": logits})
         actions[f"h{i}"] = torch.randint(n, batch, generator=g)
     if normal:
         loc, sd = torch.randn(*batch, 3, generator=g), 0.1 + torch.rand(*batch, 3, generator=g)
-        heads["n"] = Head("normal", {"loc": loc, "scale": sd})
+        heads["n"] = CompositeHead("normal", {"loc": loc, "scale": sd})
         actions["n"] = loc + sd * torch.randn(*batch, 3, generator=g)
     got = composite_log_prob.log_prob(heads, actions, sample_batch_shape=batch)
     check_log_probs(got, heads, actions, params={"heads": describe(heads), "batch": batch,

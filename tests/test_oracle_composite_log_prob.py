@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from conformance.interface import Head
+from conformance.interface import CompositeHead
 from conformance.oracles import composite_log_prob as oracle
 
 
@@ -37,8 +37,8 @@ def test_normal_log_prob_by_hand():
 
 def _heads():
     return {
-        "a": Head("categorical", {"logits": torch.tensor([[0.0, math.log(3.0)]], dtype=torch.float64)}),
-        "b": Head("normal", {"loc": torch.tensor([[0.0, 1.0]]), "scale": torch.tensor([[1.0, 2.0]])}),
+        "a": CompositeHead("categorical", {"logits": torch.tensor([[0.0, math.log(3.0)]], dtype=torch.float64)}),
+        "b": CompositeHead("normal", {"loc": torch.tensor([[0.0, 1.0]]), "scale": torch.tensor([[1.0, 2.0]])}),
     }
 
 
@@ -63,8 +63,8 @@ def test_gradients_by_hand():
 
 def test_diagnose_names_each_wrong_aggregate_and_nothing_for_the_right_one():
     g = torch.Generator().manual_seed(0)
-    heads = {"action1": Head("categorical", {"logits": 2 * torch.randn(6, 8, generator=g)}),
-             "action2": Head("categorical", {"logits": 2 * torch.randn(6, 3, generator=g)})}
+    heads = {"action1": CompositeHead("categorical", {"logits": 2 * torch.randn(6, 8, generator=g)}),
+             "action2": CompositeHead("categorical", {"logits": 2 * torch.randn(6, 3, generator=g)})}
     actions = {h: torch.randint(x.params["logits"].shape[-1], (6,), generator=g) for h, x in heads.items()}
     for name, f in oracle.wrong_variants(heads).items():
         if "rl#2487" in name:
@@ -80,7 +80,7 @@ def test_diagnose_names_each_wrong_aggregate_and_nothing_for_the_right_one():
 
 
 def test_broadcast_of_a_trailing_singleton_is_the_outer_product():
-    head = Head("categorical", {"logits": torch.log(torch.tensor([[0.5, 0.5], [0.25, 0.75]], dtype=torch.float64))})
+    head = CompositeHead("categorical", {"logits": torch.log(torch.tensor([[0.5, 0.5], [0.25, 0.75]], dtype=torch.float64))})
     m = oracle._stored_as_torch_broadcasts(head, torch.tensor([[0], [1]]))
     # m[i, j] = log p_j(a_i)
     assert m.flatten().tolist() == pytest.approx([math.log(0.5), math.log(0.25), math.log(0.5), math.log(0.75)])
@@ -88,7 +88,7 @@ def test_broadcast_of_a_trailing_singleton_is_the_outer_product():
 
 def test_diagnose_ratio():
     g = torch.Generator().manual_seed(1)
-    heads = {"action1": Head("categorical", {"logits": 2 * torch.randn(5, 8, generator=g)})}
+    heads = {"action1": CompositeHead("categorical", {"logits": 2 * torch.randn(5, 8, generator=g)})}
     actions = {"action1": torch.randint(8, (5,), generator=g)}
     stored = {"action1": actions["action1"].unsqueeze(-1)}
     rows = oracle._stored_as_torch_broadcasts(heads["action1"], stored["action1"]).sum(-1)

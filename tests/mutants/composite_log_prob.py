@@ -12,13 +12,13 @@ from types import SimpleNamespace
 
 import torch
 
-from conformance.interface import EXPLORATION_TYPES, CompositeLogProbs, PPOStep
+from conformance.interface import COMPOSITE_EXPLORATION_TYPES, CompositeLogProbs, CompositePPOStep
 
 _WHERE = {"aggregate": "aggregate"}
 
 
 class _PureTorch:
-    exploration_types = EXPLORATION_TYPES
+    exploration_types = COMPOSITE_EXPLORATION_TYPES
 
     # ---------------------------------------------------------------- hooks (the bugs go here)
     def categorical_log_prob(self, logits, action):
@@ -90,7 +90,7 @@ class _PureTorch:
             ratio = ratio.reshape(advantage.shape[:-1])
         r = ratio.reshape(-1, 1) if ratio.numel() == advantage.numel() else ratio
         gain = torch.minimum(r * advantage, r.clamp(1 - clip_epsilon, 1 + clip_epsilon) * advantage)
-        return PPOStep(float(-gain.mean()), ratio.detach(), stored)
+        return CompositePPOStep(float(-gain.mean()), ratio.detach(), stored)
 
     def misconfigured_actor(self, heads, *, fault):
         raise KeyError({

@@ -16,6 +16,10 @@ Release switches (torchrl 0.6.0 .. 0.14.1, each paired with the same tensordict 
 - ``ClipPPOLoss._log_weight`` gives the importance ratio: ``(tensordict)`` in 0.6,
   ``(tensordict, adv_shape)`` from 0.7; its first output is the log-ratio in every release.
 - ExplorationType members: RANDOM, MODE, MEAN and DETERMINISTIC exist from 0.6.
+- ``"action_log_prob"`` (the default log-prob key of a single-sample actor from tensordict 0.9)
+  is never written by a composite actor: its per-head keys are ``<sample key>_log_prob``.
+- ProbabilisticActor infers the out_keys from the name_map only for tensordict's own class
+  (``distribution_class is CompositeDistribution``), so the reference passes its actor class.
 """
 
 from __future__ import annotations
@@ -26,7 +30,12 @@ import warnings
 
 import torch
 
-from conformance.interface import EXPLORATION_TYPES, CompositeLogProbs, Head, PPOStep
+from conformance.interface import (
+    COMPOSITE_EXPLORATION_TYPES,
+    CompositeHead,
+    CompositeLogProbs,
+    CompositePPOStep,
+)
 
 ACTION = "action"
 
@@ -66,7 +75,7 @@ class TensorDictComposite:
         self.loss_cls = loss_cls
         self._set_aggregate = getattr(tdnn, "set_composite_lp_aggregate", None)
         self.exploration_types = tuple(
-            t for t in EXPLORATION_TYPES if hasattr(ExplorationType, t.upper()))
+            t for t in COMPOSITE_EXPLORATION_TYPES if hasattr(ExplorationType, t.upper()))
 
     # ------------------------------------------------------------------ building blocks
     def _aggregate(self, value: bool):
@@ -75,19 +84,19 @@ class TensorDictComposite:
         return self._set_aggregate(value)
 
     @staticmethod
-    def _distribution_class(head: Head):
+    def _distribution_class(head: CompositeHead):
         return {"categorical": torch.distributions.Categorical,
                 "normal": torch.distributions.Normal}[head.kind]
 
     @staticmethod
-    def _spec(head: Head):
+    def _spec(head: CompositeHead):
         import torchrl.data as specs
 
         if head.kind == "categorical":
             return specs.Categorical(head.params["logits"].shape[-1])
         return specs.Unbounded(shape=head.params["loc"].shape[-1:])
 
-    def _build(self, heads: dict[str, Head], *, fault: str | None = None):
+    def _build(self, heads: dict[str, CompositeHead], *, fault: str | None = None):
         from tensordict.nn import TensorDictModule
         from torchrl.data import Composite
 
@@ -125,14 +134,14 @@ class TensorDictComposite:
                               return_log_prob=True)
 
     @staticmethod
-    def _observation(heads: dict[str, Head]):
+    def _observation(heads: dict[str, CompositeHead]):
         from tensordict import TensorDict
 
         batch = next(iter(heads.values())).batch_shape
         return TensorDict({"obs": {h: dict(head.params) for h, head in heads.items()}}, batch)
 
     @staticmethod
-    def _params(heads: dict[str, Head]):
+    def _params(heads: dict[str, CompositeHead]):
         from tensordict import TensorDict
 
         batch = next(iter(heads.values())).batch_shape
@@ -242,7 +251,7 @@ class TensorDictComposite:
                     if ratio.numel() == advantage.numel():
                         ratio = ratio.reshape(advantage.shape[:-1])
         actions = {h: data.get((ACTION, h)) for h in names}
-        return PPOStep(float(out["loss_objective"].detach()), ratio, actions)
+        return CompositePPOStep(float(out["loss_objective"].detach()), ratio, actions)
 
     def misconfigured_actor(self, heads, *, fault):
         with warnings.catch_warnings():
