@@ -29,6 +29,8 @@ writes (e.g. nested out_keys without a name_map).
 
 from __future__ import annotations
 
+import functools
+
 import torch
 from tensordict import TensorDict, TensorDictBase
 from tensordict.nn import CompositeDistribution as _TensorDictCompositeDistribution
@@ -58,10 +60,21 @@ def composite_sample_keys(distribution_map, name_map=None) -> dict:
     Without a name_map every head is written at its own key. With one, each head needs exactly
     one entry, every entry must name a head, and no two heads may share a key.
     """
-    heads = [unravel_key(h) for h in distribution_map]
-    if name_map is None:
-        return {h: h for h in heads}
-    mapped = {unravel_key(k): unravel_key(v) for k, v in name_map.items()}
+    try:
+        return dict(_sample_keys(tuple(distribution_map),
+                                 None if name_map is None else tuple(name_map.items())))
+    except TypeError:  # unhashable keys: check without the cache
+        return dict(_sample_keys.__wrapped__(tuple(distribution_map),
+                                             None if name_map is None else tuple(name_map.items())))
+
+
+@functools.lru_cache(maxsize=256)
+def _sample_keys(distribution_keys: tuple, name_map_items: tuple | None) -> tuple:
+    # Cached: a policy builds its distribution from the same maps at every call.
+    heads = [unravel_key(h) for h in distribution_keys]
+    if name_map_items is None:
+        return tuple((h, h) for h in heads)
+    mapped = {unravel_key(k): unravel_key(v) for k, v in name_map_items}
     for key in mapped:
         if key not in heads:
             raise CompositeKeyError(
@@ -78,7 +91,7 @@ def composite_sample_keys(distribution_map, name_map=None) -> dict:
             raise CompositeKeyError(
                 f"name_map writes heads {seen[key]!r} and {head!r} to the same key {key!r}")
         seen[key] = head
-    return {h: mapped[h] for h in heads}
+    return tuple((h, mapped[h]) for h in heads)
 
 
 class CompositeDistribution(_TensorDictCompositeDistribution):
