@@ -113,7 +113,7 @@ def _close(what, actual, expected, atol, *, params, cause=None, link=None):
 def check_log_probs(got, heads, actions, *, params, sample_batch_shape=None, link=None):
     """Per-head log-probs and the aggregate of ``got`` against the oracle at ``actions``."""
     __tracebackhide__ = True
-    squeezed = {h: oracle._squeezed(heads[h], actions[h]) for h in heads}
+    squeezed = {h: oracle.batch_action(heads[h], actions[h]) for h in heads}
     per_head = oracle.per_head(heads, squeezed)
     for h, head in heads.items():
         if h not in got.head_log_probs:

@@ -115,7 +115,8 @@ def _stored_as_torch_broadcasts(head, action) -> torch.Tensor:
     return normal_log_prob(head.params["loc"], head.params["scale"], action)
 
 
-def _squeezed(head, action):
+def batch_action(head, action):
+    """A stored categorical action ``[*batch, 1]`` as the ``[*batch]`` index it stands for."""
     a = torch.as_tensor(action)
     if head.kind == "categorical" and a.ndim > len(head.params["logits"].shape) - 1:
         a = a.reshape(head.params["logits"].shape[:-1])
@@ -123,14 +124,14 @@ def _squeezed(head, action):
 
 
 def _mean_over_heads(heads, actions, sample_batch_shape):
-    lps = [head_log_prob(heads[h].kind, heads[h].params, _squeezed(heads[h], actions[h]))
+    lps = [head_log_prob(heads[h].kind, heads[h].params, batch_action(heads[h], actions[h]))
            for h in heads]
     return sum(lps) / len(lps)
 
 
 def _drop(name):
     def variant(heads, actions, sample_batch_shape):
-        return sum(head_log_prob(heads[h].kind, heads[h].params, _squeezed(heads[h], actions[h]))
+        return sum(head_log_prob(heads[h].kind, heads[h].params, batch_action(heads[h], actions[h]))
                    for h in heads if h != name)
     return variant
 
@@ -138,7 +139,7 @@ def _drop(name):
 def _unnormalised(heads, actions, sample_batch_shape):
     total = 0.0
     for h, head in heads.items():
-        a = _squeezed(head, actions[h])
+        a = batch_action(head, actions[h])
         if head.kind == "categorical":
             total = total + _f64(head.params["logits"]).gather(-1, a.long().unsqueeze(-1)).squeeze(-1)
         else:
@@ -188,7 +189,7 @@ def diagnose(actual, heads: Mapping, actions: Mapping, sample_batch_shape=None, 
             hits.append(name)
     right = None
     try:
-        right = aggregate(heads, {h: _squeezed(heads[h], actions[h]) for h in heads})
+        right = aggregate(heads, {h: batch_action(heads[h], actions[h]) for h in heads})
     except (RuntimeError, ValueError):
         pass
     if right is not None and right.shape == a.shape and torch.allclose(a, right, rtol=rtol, atol=atol):
@@ -231,7 +232,7 @@ def diagnose_ratio(ratio, heads: Mapping, stored_actions: Mapping) -> str | None
     re-scoring the stored actions one of the known-wrong ways while collection scored them
     right."""
     r = _f64(ratio)
-    right = aggregate(heads, {h: _squeezed(heads[h], stored_actions[h]) for h in heads})
+    right = aggregate(heads, {h: batch_action(heads[h], stored_actions[h]) for h in heads})
     candidates = {}
     broadcast = _broadcast_rows(heads, stored_actions)
     if broadcast and all(rows.shape == right.shape for rows, _ in broadcast):
