@@ -13,6 +13,9 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "ClipPPOLoss": "impls.ppo",
     "clipped_value_loss": "impls.ppo",
+    "CompositeDistribution": "impls.composite",
+    "ProbabilisticActor": "impls.composite",
+    "composite_sample_keys": "impls.composite",
 }
 
 __all__ = sorted(_EXPORTS)
