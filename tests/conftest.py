@@ -49,13 +49,16 @@ def suite(tmp_path):
     return run
 
 
-def assert_mutant_caught(run: SuiteRun, spec_file: str, *, bug: str, min_failures: int = 1):
+def assert_mutant_caught(run: SuiteRun, spec_file: str, *, bug: str, min_failures: int = 1,
+                         implementation: str | None = None):
     """The mutant's run must fail, with at least ``min_failures`` failing specs of
-    ``spec_file`` whose message names ``bug``."""
+    ``spec_file`` (of ``implementation`` when several share the run) whose message names ``bug``."""
     __tracebackhide__ = True
     assert run.returncode == 1, f"the suite did not fail on the mutant:\n{run.output[-3000:]}"
-    failing = [r for r in run.rows(outcome="fail") if r["nodeid"].startswith(spec_file)]
-    naming = [r for r in failing if bug in r["message"] or bug in run.output]
+    where = {"outcome": "fail"} if implementation is None else {
+        "outcome": "fail", "implementation": implementation}
+    failing = [r for r in run.rows(**where) if r["nodeid"].startswith(spec_file)]
+    naming = [r for r in failing if bug in r["message"]]
     assert len(naming) >= min_failures, (
         f"expected >= {min_failures} failures of {spec_file} naming {bug!r}; got "
         f"{len(failing)} failures:\n" + "\n".join(f"{r['nodeid']}: {r['message'][:200]}" for r in failing)
