@@ -72,7 +72,38 @@ class PPOValueClipping(Protocol):
         ...
 
 
+# --------------------------------------------------------------------------------------------
+# §1 TanhNormal mode
+# --------------------------------------------------------------------------------------------
+
+
+class TanhNormalMode(Protocol):
+    """Y = c + r * tanh(X), X ~ Normal(mu, scale^2), c = (high + low) / 2, r = (high - low) / 2.
+
+    ``mu`` is ``loc``, or ``upscale * tanh(loc / upscale)`` with ``tanh_loc=True`` (the specs
+    use ``tanh_loc=True`` only with the default bounds, where TorchRL adds no further shift).
+    """
+
+    def make(
+        self,
+        loc: torch.Tensor,
+        scale: torch.Tensor,
+        *,
+        low: float = -1.0,
+        high: float = 1.0,
+        upscale: float = 5.0,
+        tanh_loc: bool = False,
+    ) -> object:
+        """The implementation's distribution object for these parameters (any batch shape)."""
+        ...
+
+    def mode(self, dist: object) -> torch.Tensor:
+        """The mode of ``dist``, the way its library exposes it (shape and dtype of ``loc``)."""
+        ...
+
+
 #: attribute name on an implementation -> human title (used by fixtures and reports)
 AREAS: dict[str, str] = {
     "ppo_value_clipping": "PPO value clipping",
+    "tanh_normal_mode": "TanhNormal mode",
 }

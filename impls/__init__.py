@@ -13,6 +13,8 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "ClipPPOLoss": "impls.ppo",
     "clipped_value_loss": "impls.ppo",
+    "TanhNormal": "impls.tanh_normal",
+    "tanh_normal_mode": "impls.tanh_normal",
 }
 
 __all__ = sorted(_EXPORTS)
