@@ -235,8 +235,10 @@ def diagnose(actual, expected: Modes, mu, *, low=-1.0, high=1.0, tol: float,
     if n_bad == 0:
         return None
     err = np.abs(a - expected.y)
+    to_bound = np.minimum(a - low, high - a)
+    mode_to_bound = np.minimum(expected.y - low, high - expected.y)
     variants: list[tuple[str, np.ndarray]] = [
-        (BOUNDARY, (a <= low + tol) | (a >= high - tol)),
+        (BOUNDARY, (to_bound <= 0) | ((to_bound <= tol) & (mode_to_bound > 10 * tol))),
         (TANH_LOC, np.abs(a - (c + r * np.tanh(mu))) <= tol),
     ]
     if raw_loc is not None and sigma is not None:
