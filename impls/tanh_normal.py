@@ -24,10 +24,12 @@ Why the solve below is exact, with a fixed number of Newton steps and no bracket
    p = 3 (1 - 2 s) / (2 s), q = 3 m / (2 s), whose root is of the order of
    max(sqrt(-p), min(q / p, cbrt q)); one Newton step from that guess is an upper bound of X
    by 3 (when h' > 0 there) and the start is the smaller of it and U.
-5. From that start 4 Newton steps reach float64 rounding (<= 4e-14 in tanh X) over 6 million
-   random (m, s) covering s in [1e-8, 300], m in [0, 50] and the neighbourhood of the cusp
-   (tests/test_impl_tanh_normal_mode.py repeats a smaller sweep); ``NEWTON_STEPS`` = 5 keeps one
-   in reserve. The last step is applied in tanh space (t - (1 - t^2) * step), saving a tanh.
+5. From that start ``NEWTON_STEPS`` = 4 Newton steps reach float64 rounding (<= 4e-14 in tanh X)
+   over 6 million random (m, s) covering s in [1e-8, 300], m in [0, 50] and the neighbourhood
+   of the cusp; after 3 steps the worst error is 1e-7, and the 4th step squares it (an error
+   after 3 steps ten times the worst sampled one would still end near 1e-12).
+   tests/test_impl_tanh_normal_mode.py repeats a 400,000-point sweep against bisection. The last
+   step is applied in tanh space (t - (1 - t^2) * step), which saves one tanh.
 
 Everything runs in float64 (float32 on MPS, which has no float64), elementwise, with torch ops
 only: any batch shape and device, deterministic, no sampling, no data-dependent control flow.
