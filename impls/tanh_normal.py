@@ -32,7 +32,7 @@ Why the solve below is exact, with a fixed number of Newton steps and no bracket
    step is applied in tanh space (t - (1 - t^2) * step), which saves one tanh.
 
 Everything runs in float64 (float32 on MPS, which has no float64), elementwise, with torch ops
-only: any batch shape and device, deterministic, no sampling, no data-dependent control flow.
+only (tanh is evaluated through expm1, and the rough cubic-model guess in float32, for speed): any batch shape and device, deterministic, no sampling, no data-dependent control flow.
 The result is clamped into the open interval (low, high): where the true mode is closer to a
 bound than the output dtype can resolve (e.g. |mu| > 9 in float32), the nearest representable
 value inside the bound is returned, never the bound itself (the density is 0 there).
@@ -45,51 +45,68 @@ import torch
 from torchrl.modules import TanhNormal as _TorchRLTanhNormal
 
 NEWTON_STEPS = 4
-_TINY = 1e-300  # keeps divisions finite; far below any h' that matters in float64
 
 
 def _working_dtype(device: torch.device) -> torch.dtype:
     return torch.float32 if device.type == "mps" else torch.float64
 
 
-def _newton(x, m, two_s, slope0):
-    """One Newton step on h(x) = x - m - 2 s tanh x; h'(x) = (1 - 2 s) + 2 s tanh(x)^2."""
-    t = torch.tanh(x)
-    st = two_s * t
-    h = (x - m).sub_(st)
-    dh = torch.addcmul(slope0, st, t).clamp_min_(_TINY)
-    return torch.addcdiv(x, h, dh, value=-1.0)
+class _Newton:
+    """Newton steps on h(x) = x - m - 2 s tanh(x) for x >= 0, in place on a few preallocated
+    buffers: the solve is memory-bound (about ten elementwise passes per step)."""
+
+    def __init__(self, x, m, two_s):
+        self.x, self.m, self.two_s = x, m, two_s
+        self.slope0 = 1.0 - two_s  # h'(0)
+        self.neg_t, self.u, self.h, self.dh = (torch.empty_like(x) for _ in range(4))
+        self.tiny = torch.finfo(x.dtype).tiny  # keeps h' > 0 where it rounds to 0 at the cusp
+
+    def residual(self):
+        """h and h' at x; neg_t = -tanh(x) from expm1(-2x), which is cheaper than tanh and
+        cannot overflow for x >= 0."""
+        em = torch.mul(self.x, -2.0, out=self.neg_t).expm1_()
+        torch.div(em, torch.add(em, 2.0, out=self.u), out=self.neg_t)
+        torch.mul(self.two_s, self.neg_t, out=self.u)  # -2 s tanh(x)
+        torch.sub(self.x, self.m, out=self.h).add_(self.u)
+        # h' = 1 - 2 s + 2 s tanh(x)^2
+        torch.addcmul(self.slope0, self.u, self.neg_t, out=self.dh).clamp_min_(self.tiny)
+
+    def step(self):
+        self.residual()
+        self.x.addcdiv_(self.h, self.dh, value=-1.0)
+
+    def tanh_after_last_step(self):
+        """tanh(x - h / h') to first order: tanh(x) - (1 - tanh(x)^2) h / h'."""
+        self.residual()
+        sech2 = torch.mul(self.neg_t, self.neg_t, out=self.u).neg_().add_(1.0)
+        return self.neg_t.addcmul_(sech2, self.h.div_(self.dh)).neg_().clamp_(0.0, 1.0)
 
 
-def _start(m, s, two_s, slope0):
-    """min(m + 2 s, one Newton step from the cubic model's root scale), an upper bound of X."""
-    k = 1.5 / s
-    p = slope0 * k
+def _cubic_model_guess(m, s, two_s):
+    """Order of magnitude of the root of x^3 + p x = q (tanh x ~ x - x^3 / 3), p = 3 (1 - 2 s) /
+    (2 s), q = 3 m / (2 s): sqrt(-p) or cbrt(q) when p < 0 (the copysign makes the first term
+    negative, hence ignored, when p > 0), min(q / p, cbrt q) when p >= 0. Only its order
+    matters, so the square and cube roots are taken in float32."""
+    k = torch.reciprocal(s).mul_(1.5)
+    p = (1.0 - two_s).mul_(k)
     q = m * k
-    # root of x^3 + p x = q up to a factor < 1.5: sqrt(-p) or cbrt(q) when p < 0 (the copysign
-    # makes the first term negative, hence ignored, when p > 0), min(q / p, cbrt q) when p >= 0
-    root_neg_p = torch.copysign(p.abs().sqrt_(), p).neg_()
-    cbrt_q = q.pow(1.0 / 3.0)
-    guess = torch.maximum(root_neg_p, torch.minimum(q / p.clamp_min(_TINY), cbrt_q))
-    # A valid step lands at X >= 0 or above. A negative one can only come from h' rounding to
-    # <= 0 right at the cusp: abs() turns it into a huge value, so m + 2 s is taken instead.
-    return torch.minimum(m + two_s, _newton(guess, m, two_s, slope0).abs_())
+    root = p.to(torch.float32, copy=True).abs_().sqrt_().to(m.dtype).copysign_(p).neg_()
+    cbrt = q.to(torch.float32, copy=True).pow_(1.0 / 3.0).to(m.dtype)
+    q_over_p = q.div_(p.clamp_min_(torch.finfo(m.dtype).tiny))
+    return torch.maximum(root, torch.minimum(q_over_p, cbrt, out=cbrt), out=root)
 
 
 def _tanh_of_root(m, s):
     """tanh(X) for m = |mu| >= 0 and s = sigma^2 > 0 (see the module docstring)."""
     two_s = s + s
-    slope0 = 1.0 - two_s  # h'(0)
-    x = _start(m, s, two_s, slope0)
+    newton = _Newton(_cubic_model_guess(m, s, two_s), m, two_s)
+    newton.step()
+    # A valid step lands at X >= 0 or above. A negative one can only come from h' rounding to
+    # <= 0 right at the cusp: abs() turns it into a huge value, so m + 2 s is taken instead.
+    torch.minimum(newton.x.abs_(), m + two_s, out=newton.x)
     for _ in range(NEWTON_STEPS - 1):
-        x = _newton(x, m, two_s, slope0)
-    # the last step is taken in tanh space: t(x - d) = t - (1 - t^2) d + O(d^2)
-    t = torch.tanh(x)
-    st = two_s * t
-    h = (x - m).sub_(st)
-    dh = torch.addcmul(slope0, st, t).clamp_min_(_TINY)
-    sech2 = torch.addcmul(torch.ones_like(t), t, t, value=-1.0)
-    return torch.addcmul(t, sech2, h.div_(dh), value=-1.0).clamp_(0.0, 1.0)
+        newton.step()
+    return newton.tanh_after_last_step()
 
 
 def tanh_normal_mode(loc: torch.Tensor, scale: torch.Tensor, low=-1.0, high=1.0) -> torch.Tensor:
@@ -106,7 +123,7 @@ def tanh_normal_mode(loc: torch.Tensor, scale: torch.Tensor, low=-1.0, high=1.0)
     work = _working_dtype(loc.device)
     with torch.no_grad():
         mu, sigma = torch.broadcast_tensors(loc.detach().to(work), scale.detach().to(work))
-        t = torch.copysign(_tanh_of_root(mu.abs(), sigma * sigma), mu)
+        t = _tanh_of_root(mu.abs(), sigma * sigma).copysign_(mu)
         return _affine_inside(t, low, high, out_dtype)
 
 
