@@ -117,7 +117,7 @@ def check_modes(actual, mu, sigma, *, dtype, low=-1.0, high=1.0, what="mode", pa
     bad = ~((near | near_other) & inside)
     if not bad.any():
         return exp
-    idx = tuple(np.argwhere(bad)[0])
+    idx = tuple(int(i) for i in np.argwhere(bad)[0])
     cause = oracle.diagnose(a, exp, mu, low=low, high=high, tol=tol,
                             float64_inputs=dtype == torch.float64, failing=bad,
                             sigma=sigma if raw_loc is not None else None, raw_loc=raw_loc)
