@@ -182,6 +182,32 @@ class CompositeLogProb(Protocol):
         """Build and run (random exploration) the actor of :meth:`actor` misconfigured as
         ``COMPOSITE_MISCONFIGURATIONS[fault]`` says. Return what it wrote if it accepts the
         configuration (it should raise, naming the offending key)."""
+# §1 TanhNormal mode
+# --------------------------------------------------------------------------------------------
+
+
+class TanhNormalMode(Protocol):
+    """Y = c + r * tanh(X), X ~ Normal(mu, scale^2), c = (high + low) / 2, r = (high - low) / 2.
+
+    ``mu`` is ``loc``, or ``upscale * tanh(loc / upscale)`` with ``tanh_loc=True`` (the specs
+    use ``tanh_loc=True`` only with the default bounds, where TorchRL adds no further shift).
+    """
+
+    def make(
+        self,
+        loc: torch.Tensor,
+        scale: torch.Tensor,
+        *,
+        low: float = -1.0,
+        high: float = 1.0,
+        upscale: float = 5.0,
+        tanh_loc: bool = False,
+    ) -> object:
+        """The implementation's distribution object for these parameters (any batch shape)."""
+        ...
+
+    def mode(self, dist: object) -> torch.Tensor:
+        """The mode of ``dist``, the way its library exposes it (shape and dtype of ``loc``)."""
         ...
 
 
@@ -189,4 +215,5 @@ class CompositeLogProb(Protocol):
 AREAS: dict[str, str] = {
     "ppo_value_clipping": "PPO value clipping",
     "composite_log_prob": "Composite distribution log-prob",
+    "tanh_normal_mode": "TanhNormal mode",
 }

@@ -16,6 +16,8 @@ _EXPORTS = {
     "CompositeDistribution": "impls.composite",
     "ProbabilisticActor": "impls.composite",
     "composite_sample_keys": "impls.composite",
+    "TanhNormal": "impls.tanh_normal",
+    "tanh_normal_mode": "impls.tanh_normal",
 }
 
 __all__ = sorted(_EXPORTS)

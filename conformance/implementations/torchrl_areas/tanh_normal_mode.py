@@ -1,0 +1,49 @@
+"""TanhNormal mode through TorchRL's ``TanhNormal`` API (also used for the reference drop-in).
+
+Switches by release (read from the class, not the version string):
+- bounds are ``low``/``high`` from 0.5.0 on and ``min``/``max`` before (0.6.0/0.6.1 still accept
+  ``**kwargs`` but silently ignore ``min``/``max``, so the name must be the one the signature has);
+- the mode is ``get_mode()`` where it exists (0.5.0+; the ``mode`` property raises from 0.6.0 on)
+  and the ``mode`` property before that.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+
+import torch
+
+
+class TanhNormalAPI:
+    def __init__(self, dist_cls):
+        self.dist_cls = dist_cls
+        self.bound_names = ("min", "max")
+        for klass in dist_cls.__mro__:
+            init = klass.__dict__.get("__init__")
+            if init is None:
+                continue
+            params = inspect.signature(init).parameters
+            if "low" in params or "min" in params:
+                self.bound_names = ("low", "high") if "low" in params else ("min", "max")
+                break
+
+    def make(self, loc: torch.Tensor, scale: torch.Tensor, *, low: float = -1.0,
+             high: float = 1.0, upscale: float = 5.0, tanh_loc: bool = False):
+        lo_name, hi_name = self.bound_names
+        kwargs = {lo_name: low, hi_name: high, "upscale": upscale, "tanh_loc": tanh_loc}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return self.dist_cls(loc, scale, **kwargs)
+
+    def mode(self, dist) -> torch.Tensor:
+        get_mode = getattr(dist, "get_mode", None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return get_mode() if callable(get_mode) else dist.mode
+
+
+def make(adapter):
+    from torchrl.modules import TanhNormal
+
+    return TanhNormalAPI(TanhNormal)
