@@ -222,7 +222,8 @@ def run(area, kind, layout, b, skip, nets=None, *, what=""):
     """Call the implementation; turn an exception into a one-screen failure message."""
     __tracebackhide__ = True
     nets = nets or networks(kind)[0]
-    params = {"kind": kind, "layout": layout, "skip_done_states": skip, "B": B,
+    shown = "not passed" if skip is None else skip
+    params = {"kind": kind, "layout": layout, "skip_done_states": shown, "B": B,
               "N": 1 if layout == "single" else N, "alpha": ALPHA, "gamma": GAMMA}
     try:
         return area.loss(networks=nets, batch=b, skip_done_states=skip, alpha=ALPHA,
@@ -238,11 +239,17 @@ def run(area, kind, layout, b, skip, nets=None, *, what=""):
             link = RL_2590
         elif "WRONG-BATCH-SIZE" in text:
             cause = ("the done states were masked out (the batch compacted) although "
-                     f"skip_done_states={skip}: masking always on, the behaviour of pytorch/rl#2606"
+                     f"skip_done_states={shown}: masking always on, the behaviour of "
+                     "pytorch/rl#2606"
                      if not skip else "the skip mask compacts the batch the actor sees")
             link = RL_2606
-        elif skip and layout != "single":
+        elif layout != "single" and skip:
             cause, link = SHAPE_CAUSE, RL_2612
+        elif layout != "single":
+            cause = (f"done states were masked although skip_done_states={shown}: masking "
+                     "always on (pytorch/rl#2606), with a mask not shaped by the done key's "
+                     "own batch dims (pytorch/rl#2612)")
+            link = RL_2606
         else:
             cause, link = None, None
         raise AssertionError(message(
@@ -256,7 +263,8 @@ def check_against_oracle(out, kind, layout, b, skip, nets, bare_actor, *, what):
     t = transitions(b)
     kw = dict(alpha=ALPHA, gamma=GAMMA, target_entropy=TARGET_ENTROPY[kind])
     ref = oracle.sac_losses(kind, bare_actor, nets.qvalues, t, **kw)
-    params = {"kind": kind, "layout": layout, "skip_done_states": skip,
+    params = {"kind": kind, "layout": layout,
+              "skip_done_states": "not passed" if skip is None else skip,
               "done": int(b.done.sum()), "terminated": int(b.terminated.sum()),
               "agent-steps": len(t)}
     got_q = float(out.losses["loss_qvalue"])

@@ -197,8 +197,9 @@ def diagnose(kind: str, loss_qvalue: float, actor, qvalues, t: Transitions, *, a
         if kind == "discrete" and variant == "zero_action_at_truncation":
             continue  # a zero value for discrete SAC is the same as no bootstrap
         try:
-            wrong = sac_losses(kind, actor, qvalues, t, alpha=alpha, gamma=gamma,
-                               target_entropy=target_entropy, variant=variant).loss_qvalue
+            with torch.no_grad():
+                wrong = sac_losses(kind, actor, qvalues, t, alpha=alpha, gamma=gamma,
+                                   target_entropy=target_entropy, variant=variant).loss_qvalue
         except Exception:  # noqa: BLE001 - a variant undefined on this batch names nothing
             continue
         if math.isclose(float(wrong), loss_qvalue, rel_tol=rtol, abs_tol=1e-12):
