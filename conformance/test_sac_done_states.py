@@ -70,12 +70,12 @@ class NoisyNormal(torch.distributions.Distribution):
         self.loc, self.scale, self.noise = loc, scale, noise
         super().__init__(loc.shape[:-1], loc.shape[-1:], validate_args=False)
 
-    def rsample(self, sample_shape=torch.Size()):
+    def rsample(self, sample_shape=()):
         if tuple(sample_shape):
             raise ValueError("one draw per state: the noise is given with the state")
         return self.loc + self.scale * self.noise
 
-    def sample(self, sample_shape=torch.Size()):
+    def sample(self, sample_shape=()):
         with torch.no_grad():
             return self.rsample(sample_shape)
 

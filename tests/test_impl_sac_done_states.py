@@ -10,20 +10,20 @@ import torch
 from tensordict import TensorDict
 from tensordict.nn import TensorDictModule
 from torchrl.modules import MLP, OneHotCategorical, ProbabilisticActor, TanhNormal
-from torchrl.objectives import SoftUpdate
 from torchrl.objectives import SACLoss as UpstreamSACLoss
+from torchrl.objectives import SoftUpdate
 
 from impls import DiscreteSACLoss, SACLoss
 from impls.sac import align_mask
 
-B, O, A, NA = 6, 4, 2, 3
+B, OBS, A, NA = 6, 4, 2, 3
 pytestmark = pytest.mark.filterwarnings("ignore:No target network updater")
 
 
 class LocScale(torch.nn.Module):
     def __init__(self):
         super().__init__()
-        self.net = MLP(in_features=O, out_features=2 * A, num_cells=[8])
+        self.net = MLP(in_features=OBS, out_features=2 * A, num_cells=[8])
 
     def forward(self, obs):
         loc, s = self.net(obs).chunk(2, -1)
@@ -49,7 +49,7 @@ def _continuous(cls=SACLoss, wrap=lambda m: m, **kw):
         distribution_kwargs={"low": -1.0, "high": 1.0},
     )
     q = TensorDictModule(
-        MLP(in_features=O + A, out_features=1, num_cells=[8]), ["observation", "action"],
+        MLP(in_features=OBS + A, out_features=1, num_cells=[8]), ["observation", "action"],
         ["state_action_value"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -58,7 +58,7 @@ def _continuous(cls=SACLoss, wrap=lambda m: m, **kw):
 
 def _batch(seed=1, terminated_rows=(1,), truncated_rows=(), nan=False):
     g = torch.Generator().manual_seed(seed)
-    nobs = torch.randn(B, O, generator=g)
+    nobs = torch.randn(B, OBS, generator=g)
     term = torch.zeros(B, 1, dtype=torch.bool)
     term[list(terminated_rows)] = True
     done = term.clone()
@@ -66,7 +66,7 @@ def _batch(seed=1, terminated_rows=(1,), truncated_rows=(), nan=False):
     if nan:
         nobs[term.squeeze(-1)] = math.nan
     return TensorDict({
-        "observation": torch.randn(B, O, generator=g),
+        "observation": torch.randn(B, OBS, generator=g),
         "action": torch.rand(B, A, generator=g) * 2 - 1,
         "next": {"observation": nobs, "reward": torch.randn(B, 1, generator=g),
                  "done": done, "terminated": term},
@@ -87,7 +87,7 @@ def test_drop_in_training_step_with_target_updater():
     opt.step()
     updater.step()
     after = list(loss.qvalue_network_params.values(True, True))
-    assert any(not torch.equal(a, b) for a, b in zip(after, before))
+    assert any(not torch.equal(a, b) for a, b in zip(after, before, strict=True))
     assert isinstance(loss, UpstreamSACLoss)
 
 
@@ -153,7 +153,7 @@ class MaskedLogits(torch.nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.lin = torch.nn.Linear(O, NA)
+        self.lin = torch.nn.Linear(OBS, NA)
 
     def forward(self, obs):
         logits = self.lin(obs)
@@ -165,7 +165,7 @@ def test_discrete_target_is_exact_with_impossible_actions(skip):
     torch.manual_seed(0)
     actor = ProbabilisticActor(TensorDictModule(MaskedLogits(), ["observation"], ["logits"]),
                                in_keys=["logits"], distribution_class=OneHotCategorical)
-    q = TensorDictModule(torch.nn.Linear(O, NA), ["observation"], ["action_value"])
+    q = TensorDictModule(torch.nn.Linear(OBS, NA), ["observation"], ["action_value"])
     loss, other = (DiscreteSACLoss(actor, q, action_space="one-hot", num_actions=NA,
                                    skip_done_states=flag) for flag in (skip, not skip))
     other.load_state_dict(loss.state_dict())

@@ -9,9 +9,12 @@ MODULE = "tests.mutants.sac_done_states"
 
 #: mutant -> (text its failures must name, specs that must be among them, minimum failures)
 MUTANTS = {
-    "MASKING_ALWAYS_ON": ("pytorch/rl#2606", "test_fixed_batch_size_actor_works_with_flag_off", 4),
-    "FLAG_IGNORED": ("the flag is ignored", "test_terminal_next_states_never_reach_the_networks", 6),
-    "MASK_BROADCAST_WRONGLY": ("broadcast over the agents", "test_losses_and_gradients_match_oracle", 4),
+    "MASKING_ALWAYS_ON": ("pytorch/rl#2606",
+                          "test_fixed_batch_size_actor_works_with_flag_off", 4),
+    "FLAG_IGNORED": ("the flag is ignored",
+                     "test_terminal_next_states_never_reach_the_networks", 6),
+    "MASK_BROADCAST_WRONGLY": ("broadcast over the agents",
+                               "test_losses_and_gradients_match_oracle", 4),
     "TRUNCATION_AS_TERMINATION": ("truncation is treated as termination",
                                   "test_truncated_transitions_bootstrap_from_the_next_state", 6),
 }
@@ -35,7 +38,8 @@ def test_mutant_fails_the_sac_specs(mutant_run, mutant):
     naming = [r for r in failing if bug in r["message"]]
     assert len(naming) >= minimum, (
         f"{mutant}: expected >= {minimum} failures naming {bug!r}, got {len(naming)} of "
-        f"{len(failing)} failures:\n" + "\n".join(f"{r['nodeid']}: {r['message'][:300]}" for r in failing))
+        f"{len(failing)} failures:\n"
+        + "\n".join(f"{r['nodeid']}: {r['message'][:300]}" for r in failing))
     assert any(spec in r["nodeid"] for r in naming), f"{mutant}: {spec} does not name {bug!r}"
 
 

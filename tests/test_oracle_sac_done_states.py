@@ -112,12 +112,12 @@ def test_discrete_losses_by_hand():
                               target_entropy=0.25)
     p = [0.25, 0.75]  # softmax(0, log 3)
     minq = [1.0, 0.0]
-    v = sum(pi * (q - ALPHA * math.log(pi)) for pi, q in zip(p, minq))
+    v = sum(pi * (q - ALPHA * math.log(pi)) for pi, q in zip(p, minq, strict=True))
     y1, y2 = 0.5 + GAMMA * v, 1.0
     assert terms.target.tolist() == pytest.approx([y1, y2], rel=1e-14)
     lq = ((2.0 - y1) ** 2 + (0.0 - y1) ** 2 + (1.0 - y2) ** 2 + (3.0 - y2) ** 2) / 2
     assert terms.loss_qvalue.item() == pytest.approx(lq, rel=1e-14)
-    per_state = sum(pi * (ALPHA * math.log(pi) - q) for pi, q in zip(p, minq))
+    per_state = sum(pi * (ALPHA * math.log(pi) - q) for pi, q in zip(p, minq, strict=True))
     assert terms.loss_actor.item() == pytest.approx(per_state, rel=1e-14)
     neg_h = sum(pi * math.log(pi) for pi in p)
     assert terms.loss_alpha.item() == pytest.approx(-math.log(ALPHA) * (neg_h + 0.25), rel=1e-14)
@@ -128,26 +128,32 @@ def test_wrong_variants_by_hand():
     qs = [AffineQ(1.0, 0.5), AffineQ(2.0, 1.0)]  # Q(s', 0) = (0.5, 1): zero action != zero value
     kw = dict(alpha=ALPHA, gamma=GAMMA, target_entropy=-1.0)
     right = oracle.sac_losses("continuous", actor, qs, t, **kw)
-    assert right.target[0].item() == pytest.approx(1.0 + GAMMA * (2.5 - ALPHA * (-0.5 - HALF_LOG_2PI)))
-    as_term = oracle.sac_losses("continuous", actor, qs, t, variant="truncation_as_termination", **kw)
+    v_right = 2.5 - ALPHA * (-0.5 - HALF_LOG_2PI)  # min(Q1, Q2)(s', a'=2) = 2.5
+    assert right.target[0].item() == pytest.approx(1.0 + GAMMA * v_right)
+    as_term = oracle.sac_losses("continuous", actor, qs, t,
+                                variant="truncation_as_termination", **kw)
     assert as_term.target[0].item() == 1.0
     zero = oracle.sac_losses("continuous", actor, qs, t, variant="zero_action_at_truncation", **kw)
     assert zero.target[0].item() == pytest.approx(1.0 + GAMMA * 0.5)  # min Q(s', 0), log-prob 0
-    for variant, loss in (("truncation_as_termination", as_term), ("zero_action_at_truncation", zero)):
+    for variant, loss in (("truncation_as_termination", as_term),
+                          ("zero_action_at_truncation", zero)):
         cause = oracle.diagnose("continuous", float(loss.loss_qvalue.detach()), actor, qs, t, **kw)
         assert cause == oracle.WRONG_VARIANTS[variant]
-    assert oracle.diagnose("continuous", float(right.loss_qvalue.detach()) + 1.0, actor, qs, t, **kw) is None
+    off = float(right.loss_qvalue.detach()) + 1.0
+    assert oracle.diagnose("continuous", off, actor, qs, t, **kw) is None
 
 
 def test_row_broadcast_variant_zeroes_the_other_agents_of_the_row():
     actor, qs = LinearLocActor(), [AffineQ(1.0, 0.0), AffineQ(2.0, 1.0)]
     # one row, two agents: agent 0 terminated, agent 1 continues
-    t = _t(obs=[[1.0, 0.0], [1.0, 0.0]], act=[[0.5], [0.5]], nobs=[[math.nan, math.nan], [2.0, 1.0]],
+    t = _t(obs=[[1.0, 0.0], [1.0, 0.0]], act=[[0.5], [0.5]],
+           nobs=[[math.nan, math.nan], [2.0, 1.0]],
            reward=[0.0, 1.0], done=[True, False], terminated=[True, False], row=[0, 0])
     wrong = oracle.sac_losses("continuous", actor, qs, t, alpha=ALPHA, gamma=GAMMA,
                               target_entropy=-1.0, variant="mask_broadcast_over_agents")
     assert wrong.target.tolist() == [0.0, 1.0]
-    right = oracle.sac_losses("continuous", actor, qs, t, alpha=ALPHA, gamma=GAMMA, target_entropy=-1.0)
+    right = oracle.sac_losses("continuous", actor, qs, t, alpha=ALPHA, gamma=GAMMA,
+                              target_entropy=-1.0)
     assert right.target[1].item() > 1.0
 
 

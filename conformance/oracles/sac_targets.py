@@ -120,7 +120,7 @@ def _targets(kind, actor, qvalues, t: Transitions, alpha, gamma, variant: str):
     m = len(t)
     y = torch.empty(m, dtype=torch.float64)
     v = torch.full((m,), math.nan, dtype=torch.float64)
-    rows_with_terminal = {int(r) for r, term in zip(t.row, t.terminated) if bool(term)}
+    rows_with_terminal = {int(r) for r, term in zip(t.row, t.terminated, strict=True) if bool(term)}
     for i in range(m):
         r, term, done = t.reward[i], bool(t.terminated[i]), bool(t.done[i])
         if term:
@@ -157,13 +157,14 @@ def sac_losses(kind: str, actor, qvalues, t: Transitions, *, alpha: float, gamma
             preds = [qf(s, a).reshape(()) for qf in qvalues]
             a_new, log_p = _continuous_draw(actor, s)
             q_new = torch.stack([functional_call(qf, w, (s, a_new)).reshape(())
-                                 for qf, w in zip(qvalues, frozen)]).min()
+                                 for qf, w in zip(qvalues, frozen, strict=True)]).min()
             actor_terms.append(alpha * log_p - q_new)
             alpha_terms.append(log_p.detach())
         else:
             preds = [(qf(s) * a).sum() for qf in qvalues]
             p, log_p = _discrete_policy(actor, s)
-            q_all = torch.stack([functional_call(qf, w, (s,)) for qf, w in zip(qvalues, frozen)])
+            q_all = torch.stack([functional_call(qf, w, (s,))
+                                 for qf, w in zip(qvalues, frozen, strict=True)])
             actor_terms.append((p * (alpha * log_p - q_all.amin(0))).sum())
             alpha_terms.append((p * log_p).sum().detach())
         q_terms.append(sum((q - y[i]) ** 2 for q in preds))

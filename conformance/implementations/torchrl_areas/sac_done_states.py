@@ -46,7 +46,8 @@ def _by_suffix(params_td, names):
         tail = tuple(name.split("."))
         hits = [k for k in keys if k[-len(tail):] == tail]
         if len(hits) != 1:
-            raise AssertionError(f"cannot locate parameter {name!r} in the loss ({len(hits)} matches)")
+            raise AssertionError(
+                f"cannot locate parameter {name!r} in the loss ({len(hits)} matches)")
         found[name] = hits[0]
     return found
 
@@ -66,10 +67,11 @@ def _grads(loss, params_td, module, ensemble_size: int | None):
     keys = _by_suffix(params_td, names)
     leaves = [params_td.get(keys[n]) for n in names]
     grads = torch.autograd.grad(loss, leaves, allow_unused=True, retain_graph=True)
-    grads = [torch.zeros_like(p) if g is None else g.detach() for g, p in zip(grads, leaves)]
+    grads = [torch.zeros_like(p) if g is None else g.detach()
+             for g, p in zip(grads, leaves, strict=True)]
     if ensemble_size is None:
-        return dict(zip(names, grads))
-    return [{n: g[i] for n, g in zip(names, grads)} for i in range(ensemble_size)]
+        return dict(zip(names, grads, strict=True))
+    return [{n: g[i] for n, g in zip(names, grads, strict=True)} for i in range(ensemble_size)]
 
 
 def _tensordict(batch: SACBatch):
@@ -137,7 +139,8 @@ class TorchRLSACDoneStates:
         _write(loss.target_qvalue_network_params, networks.qvalues, ensemble=True)
         return loss
 
-    def loss(self, *, networks, batch, skip_done_states, alpha, gamma, target_entropy) -> SACOutcome:
+    def loss(self, *, networks, batch, skip_done_states, alpha, gamma,
+             target_entropy) -> SACOutcome:
         prefix = ("agents",) if batch.layout == "nested" else ()
         with warnings.catch_warnings():
             # e.g. "no target network updater": irrelevant to a single evaluation
