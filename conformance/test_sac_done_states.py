@@ -168,9 +168,10 @@ def networks(kind: str, seed: int = 0, wrap=None) -> tuple[SACNetworks, torch.nn
 
 #: which agent-steps end, per pattern: (terminated, truncated) index lists into [B, (N)]
 PATTERNS = {
-    # row 1: every agent terminated; row 2: agent 0 only (single: row 1)
+    # row 1: every agent terminated; row 2: agent 0 only (single: rows 1 and 2)
     "mixed": ([(1,), (2, 0)], []),
     # row 1: truncated (every agent); row 2: agent 1 truncated; row 3: agent 0 terminated
+    # (single: rows 1 and 2 truncated, row 3 terminated)
     "truncated": ([(3, 0)], [(1,), (2, 1)]),
     "none": ([], []),
     "all": ([(slice(None),)], []),
@@ -210,10 +211,13 @@ def transitions(b: SACBatch) -> oracle.Transitions:
 SHAPE_CAUSE = ("the skip mask was built for the root batch [B] and applied to the whole "
                "'next' tensordict, not shaped by the done key's own batch dims and applied "
                "where that done lives (multi-agent done [B, N, 1]; pytorch/rl#2612)")
+SHAPE_WORDS = ("shape", "mask", "dimension", "size")
 
 
 def _chain(exc):
-    while exc is not None:
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
         yield exc
         exc = exc.__cause__ or exc.__context__
 
@@ -243,15 +247,15 @@ def run(area, kind, layout, b, skip, nets=None, *, what=""):
                      "pytorch/rl#2606"
                      if not skip else "the skip mask compacts the batch the actor sees")
             link = RL_2606
-        elif layout != "single" and skip:
+        elif layout == "single" or not any(w in text.lower() for w in SHAPE_WORDS):
+            cause, link = None, None
+        elif skip:
             cause, link = SHAPE_CAUSE, RL_2612
-        elif layout != "single":
+        else:
             cause = (f"done states were masked although skip_done_states={shown}: masking "
                      "always on (pytorch/rl#2606), with a mask not shaped by the done key's "
                      "own batch dims (pytorch/rl#2612)")
             link = RL_2606
-        else:
-            cause, link = None, None
         raise AssertionError(message(
             f"{what or 'the SAC loss'} raised {type(exc).__name__}", params=params,
             expected="losses", actual=text[:300], cause=cause, link=link)) from None
