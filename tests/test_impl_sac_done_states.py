@@ -177,3 +177,43 @@ def test_discrete_target_is_exact_with_impossible_actions(skip):
     td["next", "observation"] = td["next", "observation"].nan_to_num(0.0)
     keep = ~td["next", "terminated"].squeeze(-1)
     torch.testing.assert_close(target[keep], other._compute_target(td)[keep])
+
+
+# ---------------------------------------------------------------- the adapter on old releases
+
+
+class NoFlagSACLoss(UpstreamSACLoss):
+    """The constructor of torchrl <= 0.6 (no skip_done_states, no **kwargs)."""
+
+    def __init__(self, actor_network, qvalue_network, *, num_qvalue_nets=2,
+                 loss_function="smooth_l1", alpha_init=1.0, fixed_alpha=False,
+                 target_entropy="auto"):
+        super().__init__(actor_network, qvalue_network, num_qvalue_nets=num_qvalue_nets,
+                         loss_function=loss_function, alpha_init=alpha_init,
+                         fixed_alpha=fixed_alpha, target_entropy=target_entropy)
+
+
+class ForwardingSACLoss(SACLoss):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+
+
+def test_adapter_detects_the_flag_and_names_the_release_without_it():
+    from conformance.implementations.torchrl_areas.sac_done_states import (
+        TorchRLSACDoneStates,
+        accepts,
+    )
+    from conformance.test_sac_done_states import ALPHA, GAMMA, batch, networks
+
+    assert accepts(SACLoss, "skip_done_states") and accepts(DiscreteSACLoss, "skip_done_states")
+    assert accepts(ForwardingSACLoss, "skip_done_states")
+    assert not accepts(NoFlagSACLoss, "skip_done_states")
+    area = TorchRLSACDoneStates(NoFlagSACLoss, None, library="torchrl 0.6.0")
+    nets, _ = networks("continuous")
+    b = batch("continuous", "single", "mixed")
+    with pytest.raises(AssertionError, match=r"no skip_done_states argument \(added in torchrl 0.7.0"):
+        area.loss(networks=nets, batch=b, skip_done_states=True, alpha=ALPHA, gamma=GAMMA,
+                  target_entropy=-1.5)
+    out = area.loss(networks=nets, batch=b, skip_done_states=None, alpha=ALPHA, gamma=GAMMA,
+                    target_entropy=-1.5)
+    assert set(out.losses) == {"loss_actor", "loss_qvalue", "loss_alpha"}
