@@ -18,6 +18,8 @@ _EXPORTS = {
     "composite_sample_keys": "impls.composite",
     "TanhNormal": "impls.tanh_normal",
     "tanh_normal_mode": "impls.tanh_normal",
+    "SACLoss": "impls.sac",
+    "DiscreteSACLoss": "impls.sac",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,0 +1,169 @@
+"""SAC done-state handling through TorchRL's ``SACLoss`` / ``DiscreteSACLoss`` API (also used
+for the reference drop-ins and the mutants).
+
+Works on torchrl 0.6.0 .. 0.14.1: ``skip_done_states`` exists from 0.7.0 (pytorch/rl#2613) and is
+detected in the signature; ``gamma`` goes through ``make_value_estimator`` (a constructor
+``gamma`` was deprecated, then removed); the entropy coefficient is fixed (``fixed_alpha``).
+The loss owns copies of the spec's networks (TorchRL swaps parameters in and out of the module
+it is given, and expands the Q-network into a re-sampled ensemble), so the spec's parameter
+values are written into the loss's parameter containers after construction, and gradients
+are read back from them and keyed by the spec's parameter names.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import warnings
+
+import torch
+
+from conformance.interface import SACBatch, SACNetworks, SACOutcome
+
+FLAG = "skip_done_states"
+FLAG_PR = "https://github.com/pytorch/rl/pull/2613"
+
+
+def accepts(cls, name: str) -> bool:
+    """Whether ``cls(...)`` takes keyword ``name`` (walking the MRO past ``**kwargs``)."""
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        params = inspect.signature(init).parameters
+        if name in params:
+            return True
+        if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            return False
+    return False
+
+
+def _by_suffix(params_td, names):
+    """Map each dotted parameter name to the key of ``params_td`` ending with its parts."""
+    keys = [k if isinstance(k, tuple) else (k,) for k in params_td.keys(True, True)]
+    found = {}
+    for name in names:
+        tail = tuple(name.split("."))
+        hits = [k for k in keys if k[-len(tail):] == tail]
+        if len(hits) != 1:
+            raise AssertionError(
+                f"cannot locate parameter {name!r} in the loss ({len(hits)} matches)")
+        found[name] = hits[0]
+    return found
+
+
+def _write(params_td, modules, ensemble: bool) -> None:
+    """Copy the spec's parameter values into the loss's (stacked when ``ensemble``)."""
+    names = [n for n, _ in modules[0].named_parameters()]
+    for name, key in _by_suffix(params_td, names).items():
+        values = [dict(m.named_parameters())[name].detach() for m in modules]
+        with torch.no_grad():
+            target = params_td.get(key)
+            target.data.copy_(torch.stack(values) if ensemble else values[0])
+
+
+def _grads(loss, params_td, module, ensemble_size: int | None):
+    names = [n for n, _ in module.named_parameters()]
+    keys = _by_suffix(params_td, names)
+    leaves = [params_td.get(keys[n]) for n in names]
+    grads = torch.autograd.grad(loss, leaves, allow_unused=True, retain_graph=True)
+    grads = [torch.zeros_like(p) if g is None else g.detach()
+             for g, p in zip(grads, leaves, strict=True)]
+    if ensemble_size is None:
+        return dict(zip(names, grads, strict=True))
+    return [{n: g[i] for n, g in zip(names, grads, strict=True)} for i in range(ensemble_size)]
+
+
+def _tensordict(batch: SACBatch):
+    from tensordict import TensorDict
+
+    b = batch.reward.shape[0]
+    steps = {"observation": batch.observation, "action": batch.action}
+    nxt = {"observation": batch.next_observation, "reward": batch.reward,
+           "done": batch.done, "terminated": batch.terminated}
+    if batch.layout == "nested":
+        n = batch.reward.shape[1]
+        return TensorDict({
+            "agents": TensorDict(steps, [b, n]),
+            "next": TensorDict({"agents": TensorDict(nxt, [b, n]), "done": batch.root_done,
+                                "terminated": batch.root_terminated}, [b]),
+        }, [b])
+    return TensorDict({**steps, "next": TensorDict(nxt, [b])}, [b])
+
+
+class TorchRLSACDoneStates:
+    def __init__(self, sac_cls, discrete_cls, *, library: str = "torchrl"):
+        self.classes = {"continuous": sac_cls, "discrete": discrete_cls}
+        self.library = library
+
+    def _build(self, networks: SACNetworks, prefix: tuple, num_actions: int, skip, alpha, gamma,
+               target_entropy):
+        from tensordict.nn import TensorDictModule
+        from torchrl.modules import ProbabilisticActor
+        from torchrl.objectives.utils import ValueEstimators
+
+        cls = self.classes[networks.kind]
+        if skip is not None and not accepts(cls, FLAG):
+            raise AssertionError(
+                f"{cls.__name__} of {self.library} has no {FLAG} argument (added in torchrl "
+                f"0.7.0 by {FLAG_PR}); cannot run with {FLAG}={skip}")
+        key = (lambda name: (*prefix, name)) if prefix else (lambda name: name)
+        outputs = [key(n) for n in networks.actor_outputs]
+        actor = ProbabilisticActor(
+            TensorDictModule(copy.deepcopy(networks.actor), [key("observation")], outputs),
+            in_keys={n: key(n) for n in networks.actor_outputs},
+            out_keys=[key("action")],
+            distribution_class=networks.distribution,
+        )
+        q_in = [key("observation")]
+        if networks.kind == "continuous":
+            q_in.append(key("action"))
+            q_out = "state_action_value"
+        else:
+            q_out = "action_value"
+        qvalue = TensorDictModule(copy.deepcopy(networks.qvalues[0]), q_in, [key(q_out)])
+        kwargs = dict(num_qvalue_nets=len(networks.qvalues), loss_function="l2",
+                      alpha_init=alpha, fixed_alpha=True, target_entropy=target_entropy)
+        if networks.kind == "discrete":
+            kwargs.update(action_space="one-hot", num_actions=num_actions)
+        if skip is not None:
+            kwargs[FLAG] = skip
+        loss = cls(actor, qvalue, **kwargs)
+        if prefix:
+            wanted = {"action": key("action"), "reward": key("reward"), "done": key("done"),
+                      "terminated": key("terminated"), q_out: key(q_out)}
+            loss.set_keys(**{k: v for k, v in wanted.items() if hasattr(loss.tensor_keys, k)})
+        loss.make_value_estimator(ValueEstimators.TD0, gamma=gamma)
+        _write(loss.actor_network_params, [networks.actor], ensemble=False)
+        _write(loss.qvalue_network_params, networks.qvalues, ensemble=True)
+        _write(loss.target_qvalue_network_params, networks.qvalues, ensemble=True)
+        return loss
+
+    def loss(self, *, networks, batch, skip_done_states, alpha, gamma,
+             target_entropy) -> SACOutcome:
+        prefix = ("agents",) if batch.layout == "nested" else ()
+        with warnings.catch_warnings():
+            # e.g. "no target network updater": irrelevant to a single evaluation
+            warnings.simplefilter("ignore")
+            loss = self._build(networks, prefix, batch.action.shape[-1], skip_done_states,
+                               alpha, gamma, target_entropy)
+            return self._evaluate(loss, networks, batch)
+
+    def _evaluate(self, loss, networks, batch) -> SACOutcome:
+        out = loss(_tensordict(batch))
+        losses = {k: out.get(k).detach().to(torch.float64)
+                  for k in ("loss_actor", "loss_qvalue", "loss_alpha")}
+        return SACOutcome(
+            losses=losses,
+            actor_grad=_grads(out.get("loss_actor"), loss.actor_network_params,
+                              networks.actor, None),
+            qvalue_grad=_grads(out.get("loss_qvalue"), loss.qvalue_network_params,
+                               networks.qvalues[0], len(networks.qvalues)),
+            skip_done_states=getattr(loss, FLAG, None),
+        )
+
+
+def make(adapter):
+    from torchrl.objectives import DiscreteSACLoss, SACLoss
+
+    return TorchRLSACDoneStates(SACLoss, DiscreteSACLoss, library=f"torchrl {adapter.version}")
