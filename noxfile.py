@@ -65,7 +65,10 @@ def stack_python(session: nox.Session, extra: list[str] | None = None) -> str:
 
 
 def _run(session, python, *args, **kwargs):
-    env = {"PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"}
+    # one OpenMP thread unless told otherwise: on small shared machines two-thread kernels on
+    # tiny tensors are up to 10x slower and make benchmark ratios swing
+    env = {"PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0",
+           "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
     session.run(python, *args, env=env, external=True, **kwargs)
 
 
