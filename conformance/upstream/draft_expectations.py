@@ -4,9 +4,10 @@
         [--known conformance/expectations/torchrl-0.14.1.txt ...] [-o FILE]
 
 Every failing (or known-failing) test of the run becomes an entry: a whole spec when all its
-parameter sets fail, else one line per test. Reason and link are copied from a ``--known`` file
-whose entry covers the same spec; otherwise the line says ``REVIEW`` and has no link, which the
-expectations parser rejects: a drafted file cannot be used before a person has reviewed it.
+parameter sets fail for one known reason, else one line per test. Reason and link are copied
+from a ``--known`` entry that covers the very test; otherwise the line says ``REVIEW`` and has no
+link, which the expectations parser rejects: a drafted file cannot be used before a person has
+reviewed it.
 """
 
 from __future__ import annotations
@@ -40,15 +41,19 @@ def draft(results: Path, known: list[Path]) -> list[str]:
         failing = [r for r in rows if r["outcome"] in FAILING]
         if not failing:
             continue
-        prefixes = [spec] if len(failing) == len(rows) else [r["nodeid"] for r in failing]
-        for prefix in prefixes:
-            match = next((e for e in known_entries
-                          if prefix.startswith(e.prefix) or e.prefix.startswith(prefix)), None)
-            if match is not None:
-                lines.append(f"{prefix} | {match.reason} | {match.link}")
+        # a known reason is reused only where a known entry covers the very test that failed
+        covering = [next((e for e in known_entries if r["nodeid"].startswith(e.prefix)), None)
+                    for r in failing]
+        if len(failing) == len(rows) and covering[0] is not None and \
+                all(c is covering[0] for c in covering):
+            lines.append(f"{spec} | {covering[0].reason} | {covering[0].link}")
+            continue
+        for row, entry in zip(failing, covering, strict=True):
+            if entry is not None:
+                lines.append(f"{row['nodeid']} | {entry.reason} | {entry.link}")
             else:
-                message = failing[0]["message"].splitlines()[0][:160] if failing[0]["message"] else ""
-                lines.append(f"{prefix} | REVIEW: {message} | TODO")
+                message = row["message"].splitlines()[0][:160] if row["message"] else ""
+                lines.append(f"{row['nodeid']} | REVIEW: {message} | TODO")
     return lines
 
 
