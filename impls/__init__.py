@@ -13,6 +13,8 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "ClipPPOLoss": "impls.ppo",
     "clipped_value_loss": "impls.ppo",
+    "PrioritizedSampler": "impls.prioritized",
+    "SegmentTree": "impls.prioritized",
 }
 
 __all__ = sorted(_EXPORTS)
