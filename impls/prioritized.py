@@ -90,6 +90,7 @@ class SegmentTree:
         lengths = [top * b ** (height - lvl) for lvl in range(height + 1)] + [1]
         self.levels = [neutral.expand(len(ops), n).clone().to(device) for n in lengths]
         self._views_key = None
+        self._sum_views_key = None
 
     def _out(self, x: torch.Tensor) -> torch.Tensor:
         return x[0] if self._single else x
@@ -226,27 +227,40 @@ class SegmentTree:
 
     def _descend(self, mass, channel, guarded):
         b = self.branching
+        top, below = self._sum_views(channel)
         zero = mass.new_zeros(())
-        top = self.levels[self.height][channel].view(-1, b)
-        # above the top: its block sums, one block shared by every draw (node None)
-        node = None
-        blocks = [level[channel] for level in self._views()[0]]
-        for level in [top.sum(-1).unsqueeze(0), top, *reversed(blocks)]:
-            block = level if node is None else level.index_select(0, node)
-            inclusive = block.cumsum(-1)
+        # Above the top: its block sums, one block shared by every draw.
+        sums = top.sum(1)
+        inclusive = sums.cumsum(0)
+        if guarded:
+            mass = torch.minimum(mass, torch.nextafter(inclusive[-1:], zero)).clamp_min_(0)
+        # the first child whose inclusive sum exceeds the mass: count the sums <= mass (a
+        # compare and a sum rather than searchsorted, which spawns threads for few rows)
+        node = (inclusive[:-1] <= mass).sum(1)
+        mass = mass - (inclusive - sums).index_select(0, node).unsqueeze(1)
+        for level in below:
+            block = level.index_select(0, node)
+            inclusive = block.cumsum(1)
             if guarded:
-                mass = torch.minimum(mass, torch.nextafter(inclusive[..., -1:], zero))
+                mass = torch.minimum(mass, torch.nextafter(inclusive[:, -1:], zero))
                 mass = mass.clamp_min_(0)
-            # the first child whose inclusive sum exceeds the mass: count the sums <= mass (a
-            # compare and a sum rather than searchsorted, which spawns threads for few rows)
-            k = (inclusive[..., :-1] <= mass).sum(-1)
-            if node is None:
-                mass = mass - (inclusive - block)[0, k].unsqueeze(1)
-                node = k
-            else:
-                mass = mass - (inclusive - block).gather(1, k.unsqueeze(1))
-                node = torch.add(k, node, alpha=b)
+            k = (inclusive[:, :-1] <= mass).sum(1, keepdim=True)
+            mass = mass - (inclusive - block).gather(1, k)
+            node = torch.add(k.view(-1), node, alpha=b)
         return node
+
+    def _sum_views(self, channel: int):
+        """The top of one channel as ``[top / branching, branching]`` blocks, then the block
+        views of the levels below it, from the top down."""
+        key = (channel, self.levels[0].data_ptr(), self.device)
+        if self._sum_views_key != key:
+            b = self.branching
+            below = [level[channel].view(-1, b) for level in self.levels[: self.height]]
+            self._sum_views_cache = (self.levels[self.height][channel].view(-1, b),
+                                     [self.levels[self.height][channel].view(-1, b),
+                                      *reversed(below)])
+            self._sum_views_key = key
+        return self._sum_views_cache
 
 
 class _Channel:
@@ -469,8 +483,8 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
 
     # ------------------------------------------------------------------------ updates
     def _write(self, index: torch.Tensor, raw: torch.Tensor, path=None) -> None:
-        # channels (q, p, -p) in one op, then q in place
-        leaves = raw.to(torch.float64).expand(index.shape) * self._signs
+        # channels (q, p, -p) in one op (promoting to float64), then q in place
+        leaves = raw.expand(index.shape) * self._signs
         torch.pow(leaves[_Q].add_(self._eps), self._alpha, out=leaves[_Q])
         self._tree.set(index, leaves, path)
 
