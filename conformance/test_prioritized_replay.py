@@ -344,21 +344,23 @@ def test_importance_weights_are_normalised_by_the_minimum(prioritized_replay, be
 
 
 def test_state_dict_round_trips_the_tracked_maximum(prioritized_replay):
-    """A checkpoint taken after the maximum was lowered (10 -> 0.5: the maximum is 5) restores
-    that maximum into a buffer that held 40, and into the source after it moved on to 50."""
-    source = _filled(prioritized_replay, 6, [2.0, 10.0, 3.0, 1.0, 4.0, 5.0])
+    """A checkpoint of a partly filled buffer (6 of 8 slots), taken after the maximum was
+    lowered (10 -> 0.5: the maximum is 5), restores that maximum into a full buffer that held
+    40, and into the source after it moved on to 50; the next items then get 5."""
+    source = _filled(prioritized_replay, 8, [2.0, 10.0, 3.0, 1.0, 4.0, 5.0])
     source.update([1], [0.5])
     state, at_checkpoint = source.buf.state_dict(), source.model.copy()
     source.update([5], [50.0])
 
-    other = _filled(prioritized_replay, 6, [40.0] * 6)
+    other = _filled(prioritized_replay, 8, [40.0] * 8)
     for run in (other, source):
         run.buf.load_state_dict(state)
         run.model = at_checkpoint.copy()
         run.log.append("load_state_dict(checkpoint)")
         run.check_default("default priority after load_state_dict != checkpointed maximum")
         run.check_tree()
-        run.extend(1)  # over slot 0 (priority 2): the new item gets 5
+        run.extend(1)  # into the empty slot 6: the new item gets 5
+        run.extend(2)  # slot 7, then over slot 0 (priority 2): 5 again
         run.check_default()
         run.check_sample(64, seed=11)
 

@@ -598,9 +598,10 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         self._initial_priority = state_dict.get("_initial_priority", self._initial_priority)
         self._max_priority_within_buffer = state_dict.get(
             "_max_priority_within_buffer", self._max_priority_within_buffer)
-        raw = torch.where(torch.isnan(raw), torch.full_like(raw, math.inf), raw)
-        self._tree.leaves[_P] = raw
-        self._tree.leaves[_NEG_P] = -raw
+        empty = torch.isnan(raw)
+        gone = torch.full_like(raw, math.inf)  # the neutral element of both min channels
+        self._tree.leaves[_P] = torch.where(empty, gone, raw)
+        self._tree.leaves[_NEG_P] = torch.where(empty, gone, -raw)
         self._historical = torch.tensor(float(state_dict["_historical_max"]),
                                         dtype=torch.float64, device=self.device)
         self._retransform()

@@ -92,6 +92,7 @@ class ReplayModel:
     # shadows, for diagnosis only
     historical_max: float | None = None
     max_before_last_eviction: float | None = None
+    evicted_a_maximum: bool = False  # some write so far replaced an item holding the maximum
 
     def __post_init__(self):
         if self.capacity % self.row_width:
@@ -143,6 +144,9 @@ class ReplayModel:
         """Write ``rows`` rows of new items; return their flat slots (row-major)."""
         slots = self.slots_of_next(rows)
         self.max_before_last_eviction = self.stored_max()
+        if self.max_before_last_eviction is not None and np.any(
+                self.priority[slots] == self.max_before_last_eviction):
+            self.evicted_a_maximum = True
         default = self.default_priority(evicting=slots)
         for s in slots:
             self.item[s] = self.next_item
@@ -209,9 +213,10 @@ def diagnose_default(model: ReplayModel, observed: float, *, rtol: float = 1e-5)
         return None
     candidates = {
         HISTORICAL_MAX: model.historical_max,
-        FALLBACK_AFTER_OVERWRITE: model.initial_priority,
         TRANSFORMED_DEFAULT: float(model.transform(expected)),
     }
+    if model.evicted_a_maximum:
+        candidates[FALLBACK_AFTER_OVERWRITE] = model.initial_priority
     m = model.stored_max()
     if model.upper_priority is not None and m is not None:
         candidates[UPPER_BOUND_IGNORED] = m
@@ -229,9 +234,10 @@ def diagnose_new_item(model: ReplayModel, observed_q: float, evicted: np.ndarray
         DOUBLE_TRANSFORM: float(model.transform(model.transform(default))),
         UNTRANSFORMED: default,
         HISTORICAL_MAX: _tf(model, model.historical_max),
-        FALLBACK_AFTER_OVERWRITE: _tf(model, model._cap(model.initial_priority)),
         INHERITED_FROM_EVICTED: _tf(model, model.max_before_last_eviction),
     }
+    if model.evicted_a_maximum:
+        candidates[FALLBACK_AFTER_OVERWRITE] = _tf(model, model._cap(model.initial_priority))
     if model.upper_priority is not None:
         uncapped = model.stored_max(evicting=evicted)
         candidates[UPPER_BOUND_IGNORED] = _tf(model, uncapped)
