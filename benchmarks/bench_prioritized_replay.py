@@ -13,7 +13,8 @@ C++ trees or the pure-torch reference, at capacities 1e3 .. 1e6.
 
 Buffers are built once per process and parameter point (filling 1e6 items takes ~1 s).
 ``python -m benchmarks.bench_prioritized_replay`` prints the closing-note table: every point of
-both implementations measured in one run, interleaved (median of rounds).
+both implementations measured in one run, interleaved (median of rounds), through the replay
+buffer and on the sampler alone.
 """
 
 from __future__ import annotations
@@ -132,7 +133,21 @@ class SamplingLaw:
     track_sampling_tv.unit = "TV distance"
 
 
-def closing_note(rounds: int = 15) -> None:
+def _mean_seconds(what: str, bench: SampleUpdate, calls: int) -> float:
+    import time
+
+    rb, index, priority = bench.rb, bench.index, bench.priority
+    target, _, method = what.partition(".")
+    f = getattr(rb if target == "rb" else rb.sampler, method.split("(")[0])
+    args = {"sample": (BATCH,) if target == "rb" else (rb._storage, BATCH),
+            "update_priority": (index, priority)}[method.split("(")[0]]
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        f(*args)
+    return (time.perf_counter() - t0) / calls
+
+
+def closing_note(rounds: int = 25) -> None:
     """Median times (ms) of every point, both implementations interleaved in one process."""
     import statistics
     import time
@@ -141,9 +156,11 @@ def closing_note(rounds: int = 15) -> None:
     for capacity in CAPACITIES:
         for impl in IMPLEMENTATIONS:
             timed[("extend over max", impl, capacity)] = []
-    for impl in IMPLEMENTATIONS:
-        timed[("rb.sample(256)", impl, CAPACITIES[-1])] = []
-        timed[("rb.update_priority(256)", impl, CAPACITIES[-1])] = []
+    calls = ("rb.sample(256)", "rb.update_priority(256)",
+             "sampler.sample(256)", "sampler.update_priority(256)")
+    for what in calls:
+        for impl in IMPLEMENTATIONS:
+            timed[(what, impl, CAPACITIES[-1])] = []
     for _ in range(rounds):
         for (what, impl, capacity), samples in timed.items():
             if what == "extend over max":
@@ -153,14 +170,10 @@ def closing_note(rounds: int = 15) -> None:
                     t0 = time.perf_counter()
                     bench.time_extend_over_max(impl, "cpu", capacity)
                     samples.append(time.perf_counter() - t0)
-            else:
-                bench = SampleUpdate()
-                bench.setup(impl, "cpu", capacity)
-                f = bench.time_sample_256 if "sample" in what else bench.time_update_256
-                t0 = time.perf_counter()
-                for _ in range(20):
-                    f(impl, "cpu", capacity)
-                samples.append((time.perf_counter() - t0) / 20)
+                continue
+            bench = SampleUpdate()
+            bench.setup(impl, "cpu", capacity)
+            samples.append(_mean_seconds(what, bench, 20))
     ms = {key: 1e3 * statistics.median(v) for key, v in timed.items()}
     print("| operation | capacity | reference (ms) | torchrl (ms) | reference / torchrl |")
     print("|---|---|---|---|---|")
