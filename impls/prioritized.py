@@ -103,6 +103,9 @@ class SegmentTree:
             c, b = len(self.ops), self.branching
             self._blocks = [level.view(c, -1, b) for level in self.levels[: self.height]]
             self._divisors = b ** torch.arange(self.height + 1, device=self.device).unsqueeze(1)
+            top, root = self.levels[self.height], self.levels[-1][:, 0]
+            # per channel group: (op, its part of the top, its part of the root)
+            self._root_parts = [(op, top[lo:hi], root[lo:hi]) for op, lo, hi in self._groups]
             self._views_key = key
         return self._blocks, self._divisors
 
@@ -171,11 +174,16 @@ class SegmentTree:
             path = self.path(index) if path is None else path
             reduced = torch.empty((channels, index.numel()), dtype=self.dtype,
                                   device=self.device)
+            groups = [(op, lo, hi, reduced[lo:hi]) for op, lo, hi in self._groups]
             for low, high, parent in zip(blocks, levels[1 : self.height + 1], path.unbind(0)[1:],
                                          strict=True):
+                children = low.index_select(1, parent)
+                for op, lo, hi, out in groups:
+                    op(children[lo:hi], -1, out=out)
                 # a parent listed twice is recomputed twice from the same children: same value
-                high.index_copy_(1, parent, self._reduce(low.index_select(1, parent), reduced))
-        self._reduce(levels[self.height], levels[-1][:, 0])
+                high.index_copy_(1, parent, reduced)
+        for op, top, root in self._root_parts:
+            op(top, -1, out=root)
 
     def __setitem__(self, index, value) -> None:
         index = torch.as_tensor(index, dtype=torch.long, device=self.device).reshape(-1)
@@ -190,7 +198,8 @@ class SegmentTree:
         """Recompute every inner node from the leaves (O(size))."""
         for low, high in zip(self._views()[0], self.levels[1 : self.height + 1], strict=True):
             self._reduce(low, high)
-        self._reduce(self.levels[self.height], self.levels[-1][:, 0])
+        for op, top, root in self._root_parts:
+            op(top, -1, out=root)
 
     def to(self, device) -> SegmentTree:
         self.levels = [level.to(device) for level in self.levels]
