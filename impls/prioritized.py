@@ -237,7 +237,7 @@ class SegmentTree:
     def _descend(self, mass, channel, guarded):
         b = self.branching
         top, below = self._sum_views(channel)
-        zero = mass.new_zeros(())
+        zero = mass.new_zeros(()) if guarded else None
         # Above the top: its block sums, one block shared by every draw.
         sums = top.sum(1)
         inclusive = sums.cumsum(0)
