@@ -1,15 +1,17 @@
 """Prioritized experience replay in pure torch: a drop-in for ``torchrl.data.PrioritizedSampler``.
 
 No C++ extension: the segment trees are torch tensors, so the sampler runs on any torch build,
-on CPU or CUDA (``device=``), and every operation is a fixed number of vectorised tensor ops
-per tree level.
+on CPU or CUDA (``device=``); every operation is a fixed number of vectorised tensor ops per
+tree level, batched over the indices or draws.
 
-Trees. ``SegmentTree`` is a ``BRANCHING``-ary array tree: each level is a tensor cut into
-``BRANCHING``-wide blocks, one block per node of the level above. A batch of leaf writes
-recomputes its ancestors level by level (``index_select`` the children blocks, reduce,
-``index_copy_``), and prefix-sum sampling descends level by level (cumulative sum of one block
-per draw, count the sums below the mass). With ``BRANCHING = 32`` a buffer of 1e6 items has 4
-levels: O(log N) per operation, with a handful of kernel launches per level whatever the batch.
+Trees. ``SegmentTree`` is a complete array tree: ``height`` levels cut into ``branching``-wide
+blocks (at most ``MAX_BRANCHING``, one block per node of the level above) under a top level of
+at most ``MAX_TOP`` nodes, whose reduction is the root. A batch of leaf writes recomputes its
+ancestors level by level (``index_select`` the children blocks, reduce, ``index_copy_``), then
+reduces the top whole; prefix-sum sampling descends the top (one block shared by every draw)
+and then level by level (cumulative sum of one block per draw, ``searchsorted``). A buffer of
+1e6 items has a top of 977 nodes and 2 levels of 32 below it. Each operation costs a fixed
+number of tensor ops per level plus O(MAX_TOP) work: O(log N), whatever the batch size.
 
 The sampler keeps one tree with three channels over the same leaves, so that one gather and one
 scatter per level serve all three:
@@ -238,36 +240,34 @@ class SegmentTree:
         b = self.branching
         top, below = self._sum_views(channel)
         zero = mass.new_zeros(()) if guarded else None
-        # Above the top: its block sums, one block shared by every draw.
-        sums = top.sum(1)
-        inclusive = sums.cumsum(0)
+        # The top level is one block shared by every draw; below it, each draw has its own.
+        inclusive = top.cumsum(0)
         if guarded:
             mass = torch.minimum(mass, torch.nextafter(inclusive[-1:], zero)).clamp_min_(0)
-        # the first child whose inclusive sum exceeds the mass: count the sums <= mass (a
-        # compare and a sum rather than searchsorted, which spawns threads for few rows)
-        node = (inclusive[:-1] <= mass).sum(1)
-        mass = mass - (inclusive - sums).index_select(0, node).unsqueeze(1)
+        # the first child whose inclusive sum exceeds the mass (never past the block: a mass at
+        # or above the total, which rounding can produce, goes to the last child)
+        k = torch.searchsorted(inclusive, mass, right=True).clamp_max_(len(top) - 1)
+        mass = mass - torch.take(inclusive - top, k)
+        node = k.view(-1)
         for level in below:
             block = level.index_select(0, node)
             inclusive = block.cumsum(1)
             if guarded:
                 mass = torch.minimum(mass, torch.nextafter(inclusive[:, -1:], zero))
                 mass = mass.clamp_min_(0)
-            k = (inclusive[:, :-1] <= mass).sum(1, keepdim=True)
+            k = torch.searchsorted(inclusive, mass, right=True).clamp_max_(b - 1)
             mass = mass - (inclusive - block).gather(1, k)
             node = torch.add(k.view(-1), node, alpha=b)
         return node
 
     def _sum_views(self, channel: int):
-        """The top of one channel as ``[top / branching, branching]`` blocks, then the block
-        views of the levels below it, from the top down."""
+        """One channel's top level, then its lower levels as ``[nodes above, branching]``
+        blocks, from the top down."""
         key = (channel, self.levels[0].data_ptr(), self.device)
         if self._sum_views_key != key:
             b = self.branching
             below = [level[channel].view(-1, b) for level in self.levels[: self.height]]
-            self._sum_views_cache = (self.levels[self.height][channel].view(-1, b),
-                                     [self.levels[self.height][channel].view(-1, b),
-                                      *reversed(below)])
+            self._sum_views_cache = (self.levels[self.height][channel], below[::-1])
             self._sum_views_key = key
         return self._sum_views_cache
 
@@ -551,22 +551,22 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         if len(storage) == 0:
             raise RuntimeError(_EMPTY_STORAGE_ERROR)
         rng = self._rng
-        if rng is None:
-            u = torch.rand(batch_size, dtype=torch.float64, device=self.device)
-        else:
-            u = torch.rand(batch_size, dtype=torch.float64, device=rng.device, generator=rng)
-            u = u.to(self.device)
-        root = self._tree.root
-        if self.device.type == "cpu":
-            total = root[_Q].item()
+        if self.device.type == "cpu" and (rng is None or rng.device.type == "cpu"):
+            total, p_min, _ = self._tree.levels[-1][:, 0].tolist()
             if not total > 0:
                 raise RuntimeError("non-positive p_sum")
-            index, q = self._tree._scan(u.mul_(total), _Q)
+            mass = torch.empty(batch_size, dtype=torch.float64).uniform_(0.0, total,
+                                                                       generator=rng)
+            index, q = self._tree._scan(mass, _Q)
             # (q / q_min) ** -beta with q_min = (p_min + eps) ** alpha, as q^-beta * q_min^beta
-            q_min_beta = (root[_P].item() + self._eps) ** (self._alpha * self._beta)
-            weight = q.pow(-self._beta).mul_(q_min_beta)
+            weight = q.pow(-self._beta).mul_((p_min + self._eps) ** (self._alpha * self._beta))
         else:  # no host sync
-            index, q = self._tree._scan(u.mul_(root[_Q]), _Q)
+            if rng is None:
+                u = torch.rand(batch_size, dtype=torch.float64, device=self.device)
+            else:
+                u = torch.rand(batch_size, dtype=torch.float64, device=rng.device, generator=rng)
+            root = self._tree.root
+            index, q = self._tree._scan(u.to(self.device).mul_(root[_Q]), _Q)
             weight = (q / self._transform(root[_P])).pow_(-self._beta)
         weight = weight.to(self.dtype)
         if storage.ndim > 1:
@@ -651,8 +651,7 @@ def _shape(size: int, branching: int | None, max_top: int | None = None) -> tupl
         b = max(2, math.ceil((size / t_max) ** (1.0 / height)) - 1)
         while t_max * b ** height < size:
             b += 1
-    top = -(-size // b ** height)
-    return height, b, -(-top // b) * b  # a whole number of blocks, for sampling
+    return height, b, -(-size // b ** height)
 
 
 def _unravel(index: torch.Tensor, shape: tuple[int, ...]) -> tuple[torch.Tensor, ...]:
