@@ -93,6 +93,7 @@ class SegmentTree:
         self.levels = [neutral.expand(len(ops), n).clone().to(device) for n in lengths]
         self._views_key = None
         self._sum_views_key = None
+        self._scratch_cache = None
 
     def _out(self, x: torch.Tensor) -> torch.Tensor:
         return x[0] if self._single else x
@@ -174,9 +175,7 @@ class SegmentTree:
         levels[0].index_copy_(1, index, value.to(self.dtype).reshape(channels, -1))
         if self.height:
             path = self.path(index) if path is None else path
-            reduced = torch.empty((channels, index.numel()), dtype=self.dtype,
-                                  device=self.device)
-            groups = [(op, lo, hi, reduced[lo:hi]) for op, lo, hi in self._groups]
+            reduced, groups = self._scratch(index.numel())
             for low, high, parent in zip(blocks, levels[1 : self.height + 1], path.unbind(0)[1:],
                                          strict=True):
                 children = low.index_select(1, parent)
@@ -186,6 +185,16 @@ class SegmentTree:
                 high.index_copy_(1, parent, reduced)
         for op, top, root in self._root_parts:
             op(top, -1, out=root)
+
+    def _scratch(self, k: int):
+        """A ``[channels, k]`` buffer for the reduced blocks and its per-group rows (the last
+        size used is kept: batches usually have one size)."""
+        if self._scratch_cache is None or self._scratch_cache[0].shape[1] != k or \
+                self._scratch_cache[0].device != self.device:
+            reduced = torch.empty((len(self.ops), k), dtype=self.dtype, device=self.device)
+            self._scratch_cache = (reduced, [(op, lo, hi, reduced[lo:hi])
+                                             for op, lo, hi in self._groups])
+        return self._scratch_cache
 
     def __setitem__(self, index, value) -> None:
         index = torch.as_tensor(index, dtype=torch.long, device=self.device).reshape(-1)
@@ -493,7 +502,7 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
     # ------------------------------------------------------------------------ updates
     def _write(self, index: torch.Tensor, raw: torch.Tensor, path=None) -> None:
         # channels (q, p, -p) in one op (promoting to float64), then q in place
-        leaves = raw.expand(index.shape) * self._signs
+        leaves = (raw if raw.ndim else raw.expand(index.shape)) * self._signs
         torch.pow(leaves[_Q].add_(self._eps), self._alpha, out=leaves[_Q])
         self._tree.set(index, leaves, path)
 
@@ -502,8 +511,19 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
 
     def update_priority(self, index, priority, *, storage=None) -> None:
         """Set the raw priorities of stored items (see ``torchrl.data.PrioritizedSampler``)."""
-        self._maybe_init_from_storage(storage)
-        priority = torch.as_tensor(priority, device=self.device).detach()
+        if storage is not None:
+            self._maybe_init_from_storage(storage)
+        device = self._tree.levels[0].device
+        if (type(index) is torch.Tensor and type(priority) is torch.Tensor  # the usual call
+                and index.ndim == 1 and index.shape == priority.shape
+                and index.dtype == torch.long and index.device == priority.device == device):
+            index, priority = self._unique(index, priority.detach())
+            if len(index):
+                self._write(index, priority)
+                if not self._max_priority_within_buffer:
+                    self._seen(priority.max())
+            return
+        priority = torch.as_tensor(priority, device=device).detach()
         index = self._flat(index, storage)
         if priority.numel() > 1 and priority.shape != index.shape:
             try:
