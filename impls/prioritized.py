@@ -172,7 +172,9 @@ class SegmentTree:
         single-channel tree, ``[channels, k]`` otherwise) and recompute their ancestors."""
         levels, channels = self.levels, len(self.ops)
         blocks = self._views()[0]
-        levels[0].index_copy_(1, index, value.to(self.dtype).reshape(channels, -1))
+        if value.dtype != self.dtype:
+            value = value.to(self.dtype)
+        levels[0].index_copy_(1, index, value.reshape(channels, -1))
         if self.height:
             path = self.path(index) if path is None else path
             reduced, groups = self._scratch(index.numel())
@@ -180,7 +182,7 @@ class SegmentTree:
                                          strict=True):
                 children = low.index_select(1, parent)
                 for op, lo, hi, out in groups:
-                    op(children[lo:hi], -1, out=out)
+                    op(children.narrow(0, lo, hi - lo), -1, out=out)
                 # a parent listed twice is recomputed twice from the same children: same value
                 high.index_copy_(1, parent, reduced)
         for op, top, root in self._root_parts:
@@ -503,7 +505,8 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
     def _write(self, index: torch.Tensor, raw: torch.Tensor, path=None) -> None:
         # channels (q, p, -p) in one op (promoting to float64), then q in place
         leaves = (raw if raw.ndim else raw.expand(index.shape)) * self._signs
-        torch.pow(leaves[_Q].add_(self._eps), self._alpha, out=leaves[_Q])
+        q = leaves.select(0, _Q).add_(self._eps)
+        torch.pow(q, self._alpha, out=q)
         self._tree.set(index, leaves, path)
 
     def _seen(self, raw_max: torch.Tensor) -> None:
