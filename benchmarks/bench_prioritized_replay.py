@@ -147,7 +147,7 @@ def _mean_seconds(what: str, bench: SampleUpdate, calls: int) -> float:
     return (time.perf_counter() - t0) / calls
 
 
-def closing_note(rounds: int = 25) -> None:
+def closing_note(rounds: int = 40) -> None:
     """Median times (ms) of every point, both implementations interleaved in one process."""
     import statistics
     import time
@@ -173,7 +173,7 @@ def closing_note(rounds: int = 25) -> None:
                 continue
             bench = SampleUpdate()
             bench.setup(impl, "cpu", capacity)
-            samples.append(_mean_seconds(what, bench, 20))
+            samples.append(_mean_seconds(what, bench, 50))
     ms = {key: 1e3 * statistics.median(v) for key, v in timed.items()}
     print("| operation | capacity | reference (ms) | torchrl (ms) | reference / torchrl |")
     print("|---|---|---|---|---|")
