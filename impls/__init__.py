@@ -20,6 +20,8 @@ _EXPORTS = {
     "tanh_normal_mode": "impls.tanh_normal",
     "SACLoss": "impls.sac",
     "DiscreteSACLoss": "impls.sac",
+    "PrioritizedSampler": "impls.prioritized",
+    "SegmentTree": "impls.prioritized",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,0 +1,188 @@
+"""Prioritized replay through TorchRL's ``ReplayBuffer`` + ``LazyTensorStorage`` +
+``PrioritizedSampler(max_priority_within_buffer=True)``; also used for the reference drop-in.
+
+Everything goes through the buffer the way training code does (``extend``, ``update_priority``,
+``sample(return_info=True)``, ``state_dict``); two things are read from the sampler itself:
+``default_priority`` and the sum tree's per-index values (``_sum_tree[index]``, the same
+accessor in every release and in the reference).
+
+Release differences absorbed here (read from the tags v0.6.0 .. v0.13.3 and the 0.14.1 wheel):
+
+- the importance weights are ``info["_weight"]`` up to 0.9.x, ``info["priority_weight"]`` after;
+- ``default_priority`` is a transformed value ``(p + eps) ** alpha`` before 0.13.3 and a raw
+  priority from 0.13.3 (pytorch/rl#3925); it is converted back to raw for the older releases;
+- no release has an upper bound on the default priority: asking for one fails the spec with
+  the reason (pytorch/rl#2210 proposed ``_upper_priority``; it was not merged).
+
+When TorchRL's C++ segment trees do not load next to the installed torch (ABI mismatch), the
+area raises ``Untestable``: the specs report "cannot be tested here", they never pass.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import warnings
+
+import numpy as np
+import torch
+
+from conformance.interface import PrioritizedDraw, Untestable
+
+
+def extension_problem(sampler_cls) -> str | None:
+    """Why ``sampler_cls`` cannot be built here (its C++ trees do not load), or None."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sampler_cls(2, alpha=0.5, beta=0.5)
+    except NameError as exc:  # 0.4 - 0.9: the tree classes are simply undefined
+        return f"NameError: {exc}"
+    except RuntimeError as exc:  # 0.10+: "SumSegmentTreeFp32 is not available"
+        if "SegmentTree" in str(exc) or "extension" in str(exc).lower():
+            return f"RuntimeError: {exc}"
+        raise
+    return None
+
+
+class PrioritizedReplayArea:
+    initial_priority = 1.0  # upstream's documented value while no maximum is known
+
+    def __init__(self, sampler_cls, *, default_is_raw: bool):
+        self.sampler_cls = sampler_cls
+        self.default_is_raw = default_is_raw
+        params = set()
+        for klass in sampler_cls.__mro__:
+            init = klass.__dict__.get("__init__")
+            if init is not None:
+                params |= set(inspect.signature(init).parameters)
+        self.has_upper_bound = "upper_priority" in params
+        self.has_within_buffer = "max_priority_within_buffer" in params
+
+    def buffer(self, *, capacity, alpha, beta, eps, upper_priority=None, row_width=1):
+        if not self.has_within_buffer:
+            raise NotImplementedError(
+                f"{self.sampler_cls.__module__}.{self.sampler_cls.__name__} has no "
+                "max_priority_within_buffer option (added in torchrl 0.5.0, pytorch/rl#2215)")
+        kwargs = dict(max_capacity=capacity, alpha=alpha, beta=beta, eps=eps,
+                      max_priority_within_buffer=True)
+        if upper_priority is not None:
+            if not self.has_upper_bound:
+                raise NotImplementedError(
+                    f"{self.sampler_cls.__module__}.{self.sampler_cls.__name__} has no upper "
+                    "bound on the default priority (pytorch/rl#2210 proposed `_upper_priority`; "
+                    "it was not merged)")
+            kwargs["upper_priority"] = upper_priority
+        return _Buffer(self, kwargs, capacity, row_width)
+
+
+class _Buffer:
+    def __init__(self, area: PrioritizedReplayArea, sampler_kwargs, capacity, row_width):
+        from torchrl.data import LazyTensorStorage, ReplayBuffer
+
+        self.area = area
+        self.alpha, self.eps = sampler_kwargs["alpha"], sampler_kwargs["eps"]
+        self.row_width = row_width
+        self.shape = (capacity,) if row_width == 1 else (capacity // row_width, row_width)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.sampler = area.sampler_cls(**sampler_kwargs)
+            if row_width == 1:
+                storage = LazyTensorStorage(capacity)
+                self.rb = ReplayBuffer(storage=storage, sampler=self.sampler)
+            else:  # rows written whole: extend along dim 0 of a [rows, row_width] storage
+                storage = LazyTensorStorage(capacity, ndim=2)
+                self.rb = ReplayBuffer(storage=storage, sampler=self.sampler, dim_extend=0)
+        self.next_item = 0
+
+    # ------------------------------------------------------------------------- indices
+    def _flat(self, index) -> np.ndarray:
+        if isinstance(index, tuple):
+            index = torch.stack([torch.as_tensor(i) for i in index], -1)
+        index = torch.as_tensor(index).cpu().numpy().astype(np.int64)
+        if len(self.shape) == 1:
+            return index.reshape(-1)
+        index = index.reshape(-1, len(self.shape))
+        return np.ravel_multi_index(tuple(index.T), self.shape).astype(np.int64)
+
+    def _native(self, flat: np.ndarray) -> torch.Tensor:
+        flat = np.asarray(flat, dtype=np.int64)
+        if len(self.shape) == 1:
+            return torch.as_tensor(flat)
+        return torch.as_tensor(np.stack(np.unravel_index(flat, self.shape), -1))
+
+    # ---------------------------------------------------------------------- operations
+    def __len__(self) -> int:
+        return len(self.rb)
+
+    def extend(self, rows: int) -> np.ndarray:
+        n = rows * self.row_width
+        items = torch.arange(self.next_item, self.next_item + n)
+        self.next_item += n
+        data = items if self.row_width == 1 else items.reshape(rows, self.row_width)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return self._flat(self.rb.extend(data))
+
+    def update_priority(self, index, priority) -> None:
+        priority = torch.as_tensor(np.asarray(priority, dtype=np.float32))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.rb.update_priority(self._native(index), priority)
+
+    def sample(self, batch_size: int, generator: torch.Generator) -> PrioritizedDraw:
+        if hasattr(self.rb, "set_rng"):
+            self.rb.set_rng(generator)
+        else:
+            self.sampler._rng = generator
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            data, info = self.rb.sample(batch_size, return_info=True)
+        weight = info.get("priority_weight", info.get("_weight"))
+        if weight is None:
+            raise AssertionError(f"sample info holds no importance weights: keys {sorted(info)}")
+        return PrioritizedDraw(
+            index=self._flat(info["index"]),
+            item=torch.as_tensor(data).reshape(-1).cpu().numpy().astype(np.int64),
+            weight=torch.as_tensor(weight, dtype=torch.float64).reshape(-1).cpu().numpy(),
+        )
+
+    def tree_values(self) -> np.ndarray:
+        index = torch.arange(len(self.rb))
+        values = self.sampler._sum_tree[index]
+        return torch.as_tensor(values, dtype=torch.float64).reshape(-1).cpu().numpy()
+
+    def default_priority(self) -> float:
+        value = float(self.sampler.default_priority)
+        if not self.area.default_is_raw and self.alpha > 0:
+            # before 0.13.3 the property returned (p + eps) ** alpha (pytorch/rl#3925)
+            value = max(value ** (1.0 / self.alpha) - self.eps, 0.0)
+        return value
+
+    def set_alpha(self, alpha: float) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.sampler.alpha = alpha
+        self.alpha = alpha
+
+    def state_dict(self):
+        return copy.deepcopy((self.rb.state_dict(), self.next_item, self.alpha))
+
+    def load_state_dict(self, state) -> None:
+        rb_state, self.next_item, self.alpha = copy.deepcopy(state)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.rb.load_state_dict(rb_state)
+
+
+def make(adapter):
+    from torchrl.data import PrioritizedSampler
+
+    from conformance.implementations.torchrl import version_tuple
+
+    problem = extension_problem(PrioritizedSampler)
+    if problem:
+        raise Untestable(
+            "TorchRL's C++ segment trees (torchrl._torchrl) do not load next to this torch, so "
+            f"PrioritizedSampler cannot be built: {problem}")
+    return PrioritizedReplayArea(PrioritizedSampler, default_is_raw=version_tuple() >= (0, 13, 3))

@@ -1,0 +1,685 @@
+"""Prioritized experience replay in pure torch: a drop-in for ``torchrl.data.PrioritizedSampler``.
+
+No C++ extension: the segment trees are torch tensors, so the sampler runs on any torch build,
+on CPU or CUDA (``device=``); every operation is a fixed number of vectorised tensor ops per
+tree level, batched over the indices or draws.
+
+Trees. ``SegmentTree`` is a complete array tree: ``height`` levels cut into ``branching``-wide
+blocks (at most ``MAX_BRANCHING``, one block per node of the level above) under a top level of
+at most ``MAX_TOP`` nodes, whose reduction is the root. A batch of leaf writes recomputes its
+ancestors level by level (``index_select`` the children blocks, reduce, ``index_copy_``), then
+reduces the top whole; prefix-sum sampling descends the top (one block shared by every draw)
+and then level by level (cumulative sum of one block per draw, ``searchsorted``). A buffer of
+1e6 items has a top of 977 nodes and 2 levels of 32 below it. Each operation costs a fixed
+number of tensor ops per level plus O(MAX_TOP) work: O(log N), whatever the batch size.
+
+The sampler keeps one tree with three channels over the same leaves, so that one gather and one
+scatter per level serve all three:
+
+- ``q = (p + eps) ** alpha``, reduced by sum: the sampling law;
+- ``p`` and ``-p`` (raw priorities), reduced by min: the smallest priority (importance weights)
+  and the largest one (the default priority: the negated-min-tree idea of pytorch/rl#2210).
+  Raw priorities are kept exactly, so the maximum never has to be recovered by inverting ``q``
+  (impossible at ``alpha == 0``) and changing ``alpha`` re-transforms exactly.
+
+Everything is float64; the importance weights are returned in ``dtype`` (float32 by default).
+
+Differences from ``torchrl.data.PrioritizedSampler`` (0.14.1), all intended:
+
+- ``max_priority_within_buffer=True``: a write first evicts the items it replaces, then gives the
+  new items the largest priority among the items that stay (``initial_priority`` when none
+  stay). Upstream lets a new item inherit the priority of the item it overwrites and then falls
+  back to 1.0 for the next write; it also rescans every slot (O(capacity)) when the max item is
+  overwritten or lowered. Here the maximum is a tree root: O(log N) always.
+- ``upper_priority`` (optional) caps the default priority (pytorch/rl#2210's ``_upper_priority``).
+- A repeated index in one ``update_priority`` call takes its last priority.
+- Changing ``alpha`` rebuilds the sums from the raw priorities in one O(capacity) pass (every
+  weight changes, so nothing cheaper exists), also away from ``alpha == 0``.
+- ``state_dict`` stores raw priorities, not tree objects; ``load_state_dict`` rebuilds the tree.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import torch
+from torchrl.data import PrioritizedSampler as _TorchRLPrioritizedSampler
+
+MAX_BRANCHING = 32
+MAX_TOP = 1024
+_EMPTY_STORAGE_ERROR = "Cannot sample from an empty storage."
+_OPS = {"sum": torch.sum, "min": torch.amin, "max": torch.amax}
+_NEUTRAL = {"sum": 0.0, "min": math.inf, "max": -math.inf}
+
+
+class SegmentTree:
+    """A segment tree over ``size`` leaves: ``height`` levels of ``branching``-wide blocks
+    under a top level of at most ``MAX_TOP`` nodes, whose reduction is the root.
+
+    ``reduce`` is ``"sum"``, ``"min"`` or ``"max"``, or one of them per channel (a sequence):
+    a multi-channel tree holds ``[channels, size]`` leaves and reduces each channel with its own
+    operation, with one gather and one scatter per level for all of them. Leaves that were never
+    written (and the padding up to ``top * branching ** height``) hold the neutral element.
+
+    The tree is complete: every node below the top has exactly ``branching`` children, so a
+    descent never leaves the arrays. The top level is reduced whole (a constant-size op) rather
+    than by gathering blocks, which saves a level in every write.
+    """
+
+    def __init__(self, size: int, reduce="sum", *, dtype=torch.float64, device=None,
+                 branching: int | None = None, max_top: int | None = None):
+        if size < 1:
+            raise ValueError(f"size must be >= 1, got {size}")
+        ops = (reduce,) if isinstance(reduce, str) else tuple(reduce)
+        if not ops or any(op not in _OPS for op in ops):
+            raise ValueError(f"reduce must be among {sorted(_OPS)}, got {reduce!r}")
+        height, b, top = _shape(size, branching, max_top)
+        self.size, self.ops, self.branching, self.height, self.top = size, ops, b, height, top
+        self._single = isinstance(reduce, str)
+        # runs of channels sharing an operation: reduced with one call each
+        self._groups: list[tuple[Any, int, int]] = []
+        for c, op in enumerate(ops):
+            if self._groups and self._groups[-1][0] is _OPS[op]:
+                self._groups[-1] = (_OPS[op], self._groups[-1][1], c + 1)
+            else:
+                self._groups.append((_OPS[op], c, c + 1))
+        neutral = torch.tensor([_NEUTRAL[op] for op in ops], dtype=dtype).unsqueeze(1)
+        self._neutral = neutral
+        # levels[0] = leaves, levels[height] = top, levels[height + 1] = root
+        lengths = [top * b ** (height - lvl) for lvl in range(height + 1)] + [1]
+        self.levels = [neutral.expand(len(ops), n).clone().to(device) for n in lengths]
+        self._views_key = None
+        self._sum_views_key = None
+        self._scratch_cache = None
+
+    def _out(self, x: torch.Tensor) -> torch.Tensor:
+        return x[0] if self._single else x
+
+    def _views(self):
+        """Cached views: per level below the top, ``[channels, parents, branching]`` blocks;
+        the path divisors."""
+        key = (self.levels[0].data_ptr(), self.device)
+        if self._views_key != key:
+            c, b = len(self.ops), self.branching
+            self._blocks = [level.view(c, -1, b) for level in self.levels[: self.height]]
+            self._divisors = b ** torch.arange(self.height + 1, device=self.device).unsqueeze(1)
+            top, root = self.levels[self.height], self.levels[-1][:, 0]
+            # per channel group: (op, its part of the top, its part of the root)
+            self._root_parts = [(op, top[lo:hi], root[lo:hi]) for op, lo, hi in self._groups]
+            self._views_key = key
+        return self._blocks, self._divisors
+
+    # ------------------------------------------------------------------------------ reading
+    @property
+    def device(self) -> torch.device:
+        return self.levels[0].device
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.levels[0].dtype
+
+    @property
+    def root(self) -> torch.Tensor:
+        return self._out(self.levels[-1][:, 0])
+
+    @property
+    def leaves(self) -> torch.Tensor:
+        return self._out(self.levels[0][:, : self.size])
+
+    def __getitem__(self, index):
+        index = torch.as_tensor(index, dtype=torch.long, device=self.device)
+        values = self.levels[0].index_select(1, index.reshape(-1))
+        return self._out(values.reshape(len(self.ops), *index.shape))
+
+    def __len__(self) -> int:
+        return self.size
+
+    def query(self, start: int, end: int) -> torch.Tensor:
+        """Reduce the leaves ``[start, end)`` of every channel: O(branching * height + top)."""
+        start, end = max(int(start), 0), min(int(end), self.size)
+        b = self.branching
+        parts = [self._neutral.to(self.device)]
+        for level in self.levels[: self.height]:
+            if start >= end:
+                break
+            left_end = min(-(-start // b) * b, end)
+            right_start = max(end // b * b, left_end)
+            parts += [level[:, start:left_end], level[:, right_start:end]]
+            start, end = -(-start // b), end // b
+        if start < end:
+            parts.append(self.levels[self.height][:, start:end])
+        return self._out(self._reduce(torch.cat(parts, 1)))
+
+    def _reduce(self, x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        """Reduce the last dimension of ``x`` ([channels, ..., n > 0]) channel by channel."""
+        if out is None:
+            out = torch.empty(x.shape[:-1], dtype=x.dtype, device=x.device)
+        for op, lo, hi in self._groups:
+            op(x[lo:hi], -1, out=out[lo:hi])
+        return out
+
+    # ------------------------------------------------------------------------------ writing
+    def path(self, index: torch.Tensor) -> torch.Tensor:
+        """The node indices touched by writing leaves ``index``: one row per level up to the
+        top."""
+        return torch.div(index.unsqueeze(0), self._views()[1], rounding_mode="floor")
+
+    def set(self, index: torch.Tensor, value: torch.Tensor, path=None) -> None:
+        """Write leaves ``index`` (a long tensor without repeats; ``value``: ``[k]`` for a
+        single-channel tree, ``[channels, k]`` otherwise) and recompute their ancestors."""
+        levels, channels = self.levels, len(self.ops)
+        blocks = self._views()[0]
+        if value.dtype != self.dtype:
+            value = value.to(self.dtype)
+        levels[0].index_copy_(1, index, value.reshape(channels, -1))
+        if self.height:
+            path = self.path(index) if path is None else path
+            reduced, groups = self._scratch(index.numel())
+            for low, high, parent in zip(blocks, levels[1 : self.height + 1], path.unbind(0)[1:],
+                                         strict=True):
+                children = low.index_select(1, parent)
+                for op, lo, hi, out in groups:
+                    op(children.narrow(0, lo, hi - lo), -1, out=out)
+                # a parent listed twice is recomputed twice from the same children: same value
+                high.index_copy_(1, parent, reduced)
+        for op, top, root in self._root_parts:
+            op(top, -1, out=root)
+
+    def _scratch(self, k: int):
+        """A ``[channels, k]`` buffer for the reduced blocks and its per-group rows (the last
+        size used is kept: batches usually have one size)."""
+        if self._scratch_cache is None or self._scratch_cache[0].shape[1] != k or \
+                self._scratch_cache[0].device != self.device:
+            reduced = torch.empty((len(self.ops), k), dtype=self.dtype, device=self.device)
+            self._scratch_cache = (reduced, [(op, lo, hi, reduced[lo:hi])
+                                             for op, lo, hi in self._groups])
+        return self._scratch_cache
+
+    def __setitem__(self, index, value) -> None:
+        index = torch.as_tensor(index, dtype=torch.long, device=self.device).reshape(-1)
+        value = torch.as_tensor(value, dtype=self.dtype, device=self.device)
+        if self._single:
+            value = value.reshape(-1).expand(index.numel())
+        else:
+            value = value.reshape(len(self.ops), -1).expand(len(self.ops), index.numel())
+        self.set(index, value)
+
+    def rebuild(self) -> None:
+        """Recompute every inner node from the leaves (O(size))."""
+        for low, high in zip(self._views()[0], self.levels[1 : self.height + 1], strict=True):
+            self._reduce(low, high)
+        for op, top, root in self._root_parts:
+            op(top, -1, out=root)
+
+    def to(self, device) -> SegmentTree:
+        self.levels = [level.to(device) for level in self.levels]
+        return self
+
+    # ---------------------------------------------------------------------------- sampling
+    def scan_lower_bound(self, mass: torch.Tensor, channel: int = 0) -> torch.Tensor:
+        """Per entry of ``mass``, the first leaf whose inclusive prefix sum (of a ``"sum"``
+        channel) exceeds it. Zero leaves are never returned while the total is positive; a
+        mass at or above the total (rounding) returns the last positive leaf."""
+        return self.scan(mass, channel)[0]
+
+    def scan(self, mass: torch.Tensor, channel: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        """``scan_lower_bound`` and the values of the leaves found."""
+        if self.ops[channel] != "sum":
+            raise TypeError("scan_lower_bound needs a sum channel")
+        if self.device.type == "cpu" and not self.levels[-1][channel, 0].item() > 0:
+            raise RuntimeError("non-positive p_sum")
+        return self._scan(torch.as_tensor(mass, device=self.device).to(self.dtype), channel)
+
+    def _scan(self, mass: torch.Tensor, channel: int) -> tuple[torch.Tensor, torch.Tensor]:
+        mass = mass.reshape(-1, 1)
+        # Rounding can put a mass at or above a block's total (the parent was summed in another
+        # order, or the mass is a remainder); the descent then ends on the block's last leaf,
+        # right unless that leaf is empty. Redo such draws keeping each mass below its block's
+        # total. On accelerators the check would sync, so there every draw is guarded.
+        guarded = self.device.type != "cpu"
+        node = self._descend(mass, channel, guarded=guarded)
+        value = self.levels[0][channel].index_select(0, node)
+        if not guarded and not bool(value.all()):
+            node = self._descend(mass, channel, guarded=True)
+            value = self.levels[0][channel].index_select(0, node)
+        return node, value
+
+    def _descend(self, mass, channel, guarded):
+        b = self.branching
+        top, below = self._sum_views(channel)
+        zero = mass.new_zeros(()) if guarded else None
+        # The top level is one block shared by every draw; below it, each draw has its own.
+        inclusive = top.cumsum(0)
+        if guarded:
+            mass = torch.minimum(mass, torch.nextafter(inclusive[-1:], zero)).clamp_min_(0)
+        # the first child whose inclusive sum exceeds the mass (never past the block: a mass at
+        # or above the total, which rounding can produce, goes to the last child)
+        k = torch.searchsorted(inclusive, mass, right=True).clamp_max_(len(top) - 1)
+        mass = mass - torch.take(inclusive - top, k)
+        node = k.view(-1)
+        for level in below:
+            block = level.index_select(0, node)
+            inclusive = block.cumsum(1)
+            if guarded:
+                mass = torch.minimum(mass, torch.nextafter(inclusive[:, -1:], zero))
+                mass = mass.clamp_min_(0)
+            k = torch.searchsorted(inclusive, mass, right=True).clamp_max_(b - 1)
+            mass = mass - (inclusive - block).gather(1, k)
+            node = torch.add(k.view(-1), node, alpha=b)
+        return node
+
+    def _sum_views(self, channel: int):
+        """One channel's top level, then its lower levels as ``[nodes above, branching]``
+        blocks, from the top down."""
+        key = (channel, self.levels[0].data_ptr(), self.device)
+        if self._sum_views_key != key:
+            b = self.branching
+            below = [level[channel].view(-1, b) for level in self.levels[: self.height]]
+            self._sum_views_cache = (self.levels[self.height][channel], below[::-1])
+            self._sum_views_key = key
+        return self._sum_views_cache
+
+
+class _Channel:
+    """One channel of a multi-channel tree, seen as upstream's single tree (``_sum_tree``)."""
+
+    def __init__(self, tree: SegmentTree, channel: int):
+        self.tree, self.channel = tree, channel
+
+    def __getitem__(self, index):
+        return self.tree[index][self.channel]
+
+    def __len__(self) -> int:
+        return self.tree.size
+
+    def query(self, start: int, end: int) -> float:
+        return float(self.tree.query(start, end)[self.channel])
+
+    def scan_lower_bound(self, mass):
+        return self.tree.scan_lower_bound(mass, self.channel)
+
+    @property
+    def device(self) -> torch.device:
+        return self.tree.device
+
+
+_Q, _P, _NEG_P = 0, 1, 2  # channels of the sampler's tree
+
+
+class PrioritizedSampler(_TorchRLPrioritizedSampler):
+    r"""Prioritized replay sampler (Schaul et al. 2015) with pure-torch segment trees.
+
+    Samples stored item ``i`` with probability ``q_i / sum_j q_j``, ``q = (p + eps) ** alpha``,
+    and reports importance weights ``(q_i / min_j q_j) ** (-beta)`` under ``"priority_weight"``.
+
+    Args:
+        max_capacity, alpha, beta, eps, dtype, reduction, max_priority_within_buffer, device:
+            as for ``torchrl.data.PrioritizedSampler``; ``dtype`` is the dtype of the weights
+            returned (the trees are float64).
+
+    Keyword Args:
+        upper_priority (float, optional): cap on the default priority of new items.
+        initial_priority (float): the default priority while the buffer is empty (and, with
+            ``max_priority_within_buffer``, whenever a write replaces every stored item).
+            Defaults to 1.0, as upstream.
+    """
+
+    _STATE_SCHEMA_VERSION = 1
+
+    def __init__(
+        self,
+        max_capacity: int,
+        alpha: float,
+        beta: float,
+        eps: float = 1e-8,
+        dtype: torch.dtype = torch.float,
+        reduction: str = "max",
+        max_priority_within_buffer: bool = False,
+        device: torch.device | str | None = None,
+        *,
+        upper_priority: float | None = None,
+        initial_priority: float = 1.0,
+    ) -> None:
+        if alpha < 0:
+            raise ValueError(f"alpha must be greater or equal than 0, got alpha={alpha}")
+        if beta < 0:
+            raise ValueError(f"beta must be greater or equal to 0, got beta={beta}")
+        if eps < 0:
+            raise ValueError(f"eps must be >= 0, got eps={eps}")
+        if upper_priority is not None and not upper_priority > 0:
+            raise ValueError(f"upper_priority must be > 0, got {upper_priority}")
+        if not initial_priority >= 0:
+            raise ValueError(f"initial_priority must be >= 0, got {initial_priority}")
+        self._max_capacity = int(max_capacity)
+        self._alpha = float(alpha)
+        self._beta = float(beta)
+        self._eps = float(eps)
+        self.dtype = dtype
+        self.reduction = reduction
+        self._max_priority_within_buffer = bool(max_priority_within_buffer)
+        self._upper_priority = None if upper_priority is None else float(upper_priority)
+        self._initial_priority = float(initial_priority)
+        self._device = torch.device(device) if device is not None else None
+        self._init()
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(max_capacity={self._max_capacity}, alpha={self._alpha}, "
+                f"beta={self._beta}, eps={self._eps}, max_priority_within_buffer="
+                f"{self._max_priority_within_buffer}, upper_priority={self._upper_priority})")
+
+    # ------------------------------------------------------------------------------- state
+    def _init(self) -> None:
+        device = self._device or torch.device("cpu")
+        self._tree = SegmentTree(self._max_capacity, ("sum", "min", "min"), device=device)
+        self._sum_tree = _Channel(self._tree, _Q)
+        self._historical = torch.tensor(-math.inf, dtype=torch.float64, device=device)
+        self._signs = torch.tensor([[1.0], [1.0], [-1.0]], dtype=torch.float64, device=device)
+        # scratch for finding repeated indices in O(batch) (only entries just written are read)
+        self._last_position = torch.zeros(self._max_capacity, dtype=torch.long, device=device)
+        self._positions = torch.arange(self._max_capacity, device=device)
+
+    def _empty(self) -> None:
+        self._init()
+
+    @property
+    def device(self) -> torch.device:
+        return self._tree.device
+
+    def _maybe_init_from_storage(self, storage) -> None:
+        # follow a CUDA storage unless a device was given, as upstream does
+        if self._device is not None or storage is None:
+            return
+        device = getattr(storage, "device", None)
+        if device is None or device == "auto":
+            return
+        device = torch.device(device)
+        if device.type == "cuda" and device != self.device:
+            self._tree.to(device)
+            self._historical = self._historical.to(device)
+            self._last_position = self._last_position.to(device)
+            self._positions = self._positions.to(device)
+            self._signs = self._signs.to(device)
+
+    @property
+    def alpha(self) -> float:
+        return self._alpha
+
+    @alpha.setter
+    def alpha(self, value: float) -> None:
+        if value < 0:
+            raise ValueError(f"alpha must be greater or equal than 0, got alpha={value}")
+        if float(value) != self._alpha:
+            self._alpha = float(value)
+            self._retransform()
+
+    @property
+    def beta(self) -> float:
+        return self._beta
+
+    @beta.setter
+    def beta(self, value: float) -> None:
+        self._beta = value
+
+    @property
+    def _raw_priority(self) -> torch.Tensor:
+        """Raw priority per slot, +inf for slots that hold no item."""
+        return self._tree.leaves[_P]
+
+    def _retransform(self) -> None:
+        raw = self._raw_priority
+        written = torch.isfinite(raw)
+        q = self._transform(torch.where(written, raw, torch.zeros_like(raw)))
+        self._tree.leaves[_Q] = torch.where(written, q, torch.zeros_like(q))
+        self._tree.rebuild()
+
+    def _transform(self, raw: torch.Tensor) -> torch.Tensor:
+        return (raw + self._eps).pow(self._alpha)
+
+    # ---------------------------------------------------------------------- max priority
+    @property
+    def _max_priority(self) -> tuple[torch.Tensor | None, None]:
+        m = self._stored_max() if self._max_priority_within_buffer else self._historical
+        return (None if not bool(torch.isfinite(m)) else m, None)
+
+    def _stored_max(self) -> torch.Tensor:
+        return -self._tree.root[_NEG_P]  # -inf when nothing is stored
+
+    def _default_from(self, m: torch.Tensor) -> torch.Tensor:
+        d = torch.where(torch.isfinite(m), m, torch.full_like(m, self._initial_priority))
+        if self._upper_priority is not None:
+            d = d.clamp_max(self._upper_priority)
+        return d
+
+    @property
+    def default_priority(self) -> torch.Tensor:
+        """The raw priority a new item gets (0-d float64 tensor on the tree device)."""
+        m = self._stored_max() if self._max_priority_within_buffer else self._historical
+        return self._default_from(m)
+
+    # -------------------------------------------------------------------------- indices
+    def _flat(self, index, storage) -> torch.Tensor:
+        if isinstance(index, tuple):
+            index = torch.stack([torch.as_tensor(i) for i in index], -1)
+        index = torch.as_tensor(index, dtype=torch.long, device=self.device)
+        if index.ndim == 0:
+            return index.reshape(1)
+        if index.ndim > 1:
+            if storage is None:
+                raise RuntimeError(
+                    "storage should be provided to update_priority when the storage has "
+                    "more than one dimension.")
+            shape = tuple(storage.shape)
+            strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
+            index = (index * torch.tensor(strides, device=self.device)).sum(-1)
+        return index.reshape(-1)
+
+    def _unique(self, index: torch.Tensor, priority: torch.Tensor | None = None):
+        """Drop the -1 entries (TensorDictMaxValueWriter) and keep the last of repeats, so
+        that every channel gets the same value for a repeated index."""
+        n = index.numel()
+        if n > 1:
+            distinct = torch.unique(index)  # sorted
+            if distinct.numel() == n and distinct[0].item() >= 0:
+                return index, priority
+        if bool((index < 0).any()):
+            keep = index >= 0
+            index = index[keep]
+            if priority is not None and priority.ndim:
+                priority = priority[keep]
+            n = index.numel()
+        if n > 1:
+            position = (self._positions[:n] if n <= self._max_capacity
+                        else torch.arange(n, device=index.device))
+            self._last_position.scatter_reduce_(0, index, position, "amax", include_self=False)
+            last = self._last_position.index_select(0, index) == position
+            if not bool(last.all()):
+                index = index[last]
+                if priority is not None and priority.ndim:
+                    priority = priority[last]
+        return index, priority
+
+    # ------------------------------------------------------------------------ updates
+    def _write(self, index: torch.Tensor, raw: torch.Tensor, path=None) -> None:
+        # channels (q, p, -p) in one op (promoting to float64), then q in place
+        leaves = (raw if raw.ndim else raw.expand(index.shape)) * self._signs
+        q = leaves.select(0, _Q).add_(self._eps)
+        torch.pow(q, self._alpha, out=q)
+        self._tree.set(index, leaves, path)
+
+    def _seen(self, raw_max: torch.Tensor) -> None:
+        self._historical = torch.maximum(self._historical, raw_max.to(torch.float64))
+
+    def update_priority(self, index, priority, *, storage=None) -> None:
+        """Set the raw priorities of stored items (see ``torchrl.data.PrioritizedSampler``)."""
+        if storage is not None:
+            self._maybe_init_from_storage(storage)
+        device = self._tree.levels[0].device
+        if (type(index) is torch.Tensor and type(priority) is torch.Tensor  # the usual call
+                and index.ndim == 1 and index.shape == priority.shape
+                and index.dtype == torch.long and index.device == priority.device == device):
+            index, priority = self._unique(index, priority.detach())
+            if len(index):
+                self._write(index, priority)
+                if not self._max_priority_within_buffer:
+                    self._seen(priority.max())
+            return
+        priority = torch.as_tensor(priority, device=device).detach()
+        index = self._flat(index, storage)
+        if priority.numel() > 1 and priority.shape != index.shape:
+            try:
+                priority = priority.reshape(index.shape)
+            except RuntimeError as err:
+                raise RuntimeError(
+                    "priority should be a number or an iterable of the same length as index. "
+                    f"Got priority of shape {tuple(priority.shape)} and {index.numel()} "
+                    "indices.") from err
+        elif priority.numel() <= 1:
+            priority = priority.reshape(())
+        index, priority = self._unique(index, priority)
+        if index.numel() == 0:
+            return
+        self._write(index, priority)
+        if not self._max_priority_within_buffer:
+            self._seen(priority.max())
+
+    def mark_update(self, index, *, storage=None) -> None:
+        """New items were written at ``index``: give them the default priority."""
+        self._maybe_init_from_storage(storage)
+        index, _ = self._unique(self._flat(index, storage))
+        if index.numel() == 0:
+            return
+        path = self._tree.path(index)
+        if self._max_priority_within_buffer:
+            # the replaced items leave the buffer before the new ones get their priority
+            gone = torch.tensor([[0.0], [math.inf], [math.inf]], dtype=torch.float64,
+                                device=self.device).expand(3, index.numel())
+            self._tree.set(index, gone, path)
+        default = self.default_priority
+        self._write(index, default, path)
+        if not self._max_priority_within_buffer:
+            self._seen(default)
+
+    def add(self, index) -> None:
+        return  # priorities of new items are written by mark_update
+
+    def extend(self, index) -> None:
+        return
+
+    # ---------------------------------------------------------------------------- sample
+    def sample(self, storage, batch_size: int):
+        self._maybe_init_from_storage(storage)
+        if len(storage) == 0:
+            raise RuntimeError(_EMPTY_STORAGE_ERROR)
+        rng = self._rng
+        if self.device.type == "cpu" and (rng is None or rng.device.type == "cpu"):
+            total, p_min, _ = self._tree.levels[-1][:, 0].tolist()
+            if not total > 0:
+                raise RuntimeError("non-positive p_sum")
+            mass = torch.empty(batch_size, dtype=torch.float64).uniform_(0.0, total,
+                                                                       generator=rng)
+            index, q = self._tree._scan(mass, _Q)
+            # (q / q_min) ** -beta with q_min = (p_min + eps) ** alpha, as q^-beta * q_min^beta
+            weight = q.pow(-self._beta).mul_((p_min + self._eps) ** (self._alpha * self._beta))
+        else:  # no host sync
+            if rng is None:
+                u = torch.rand(batch_size, dtype=torch.float64, device=self.device)
+            else:
+                u = torch.rand(batch_size, dtype=torch.float64, device=rng.device, generator=rng)
+            root = self._tree.root
+            index, q = self._tree._scan(u.to(self.device).mul_(root[_Q]), _Q)
+            weight = (q / self._transform(root[_P])).pow_(-self._beta)
+        weight = weight.to(self.dtype)
+        if storage.ndim > 1:
+            index = _unravel(index, tuple(storage.shape))
+        return index, {"priority_weight": weight}
+
+    # ----------------------------------------------------------------------- checkpoints
+    def state_dict(self) -> dict[str, Any]:
+        raw = self._raw_priority.clone()
+        raw[torch.isinf(raw)] = math.nan
+        m = self._max_priority[0]
+        return {
+            "_schema_version": self._STATE_SCHEMA_VERSION,
+            "_alpha": self._alpha,
+            "_beta": self._beta,
+            "_eps": self._eps,
+            "_upper_priority": self._upper_priority,
+            "_initial_priority": self._initial_priority,
+            "_max_priority_within_buffer": self._max_priority_within_buffer,
+            "_max_priority": (None if m is None else float(m), None),
+            "_historical_max": float(self._historical),
+            "_raw_priority": raw.cpu(),
+        }
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        if "_raw_priority" not in state_dict:
+            raise KeyError(
+                "this state_dict holds no raw priorities (a torchrl C++-tree sampler's "
+                "state?); impls.PrioritizedSampler restores only its own state_dict")
+        raw = state_dict["_raw_priority"].to(device=self.device, dtype=torch.float64)
+        if raw.numel() != self._max_capacity:
+            raise RuntimeError(f"capacity of the state ({raw.numel()}) differs from "
+                               f"max_capacity ({self._max_capacity})")
+        self._alpha = float(state_dict["_alpha"])
+        self._beta = float(state_dict["_beta"])
+        self._eps = float(state_dict["_eps"])
+        self._upper_priority = state_dict.get("_upper_priority", self._upper_priority)
+        self._initial_priority = state_dict.get("_initial_priority", self._initial_priority)
+        self._max_priority_within_buffer = state_dict.get(
+            "_max_priority_within_buffer", self._max_priority_within_buffer)
+        empty = torch.isnan(raw)
+        gone = torch.full_like(raw, math.inf)  # the neutral element of both min channels
+        self._tree.leaves[_P] = torch.where(empty, gone, raw)
+        self._tree.leaves[_NEG_P] = torch.where(empty, gone, -raw)
+        self._historical = torch.tensor(float(state_dict["_historical_max"]),
+                                        dtype=torch.float64, device=self.device)
+        self._retransform()
+
+    def dumps(self, path) -> None:
+        path = Path(path).absolute()
+        path.mkdir(parents=True, exist_ok=True)
+        state = self.state_dict()
+        torch.save(state.pop("_raw_priority"), path / "raw_priority.pt")
+        state["_max_capacity"] = self._max_capacity
+        with open(path / "sampler_metadata.json", "w") as file:
+            json.dump(state, file)
+
+    def loads(self, path) -> None:
+        path = Path(path).absolute()
+        with open(path / "sampler_metadata.json") as file:
+            state = json.load(file)
+        if state["_max_capacity"] != self._max_capacity:
+            raise RuntimeError(f"max capacity of loaded metadata ({state['_max_capacity']}) "
+                               f"differs from self._max_capacity ({self._max_capacity}).")
+        state["_raw_priority"] = torch.load(path / "raw_priority.pt", weights_only=True)
+        self.load_state_dict(state)
+
+
+def _shape(size: int, branching: int | None, max_top: int | None = None) -> tuple[int, int, int]:
+    """(height, branching, top) of the complete tree over ``top * branching ** height`` >=
+    ``size`` leaves: the fewest levels with at most ``MAX_BRANCHING`` children per node under a
+    top of at most ``MAX_TOP`` nodes, then the smallest branching and top for them."""
+    if branching is not None and int(branching) < 2:
+        raise ValueError(f"branching must be >= 2, got {branching}")
+    b_max = MAX_BRANCHING if branching is None else int(branching)
+    t_max = MAX_TOP if max_top is None else int(max_top)
+    height = 0
+    while t_max * b_max ** height < size:
+        height += 1
+    b = b_max
+    if branching is None and height:
+        b = max(2, math.ceil((size / t_max) ** (1.0 / height)) - 1)
+        while t_max * b ** height < size:
+            b += 1
+    return height, b, -(-size // b ** height)
+
+
+def _unravel(index: torch.Tensor, shape: tuple[int, ...]) -> tuple[torch.Tensor, ...]:
+    out = []
+    for size in reversed(shape):
+        out.append(index % size)
+        index = torch.div(index, size, rounding_mode="floor")
+    return tuple(reversed(out))
