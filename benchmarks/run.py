@@ -99,10 +99,18 @@ def run_asv(quick: bool, bench: str | None) -> int:
 
 
 def latest_results() -> dict:
-    files = [p for p in RESULTS.glob("*/*.json") if p.name != "machine.json"]
+    """asv results of this machine, newest measurement of each benchmark first: a run of a
+    subset (``--bench``) updates its benchmarks and keeps the others' latest values."""
+    files = sorted((p for p in RESULTS.glob("*/*.json") if p.name != "machine.json"),
+                   key=lambda p: p.stat().st_mtime)
     if not files:
         raise SystemExit(f"no asv results under {RESULTS}: run the benchmarks first")
-    return json.loads(max(files, key=lambda p: p.stat().st_mtime).read_text())
+    merged: dict = {}
+    for path in files:
+        document = json.loads(path.read_text())
+        results = {**merged.get("results", {}), **document["results"]}
+        merged = {**document, "results": results}
+    return merged
 
 
 def rows(document: dict):
