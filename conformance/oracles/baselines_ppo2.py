@@ -99,13 +99,15 @@ WRONG_VARIANTS = {
 
 
 def diagnose(loss_in_baselines_units: float, vpred, oldvpred, returns, c, *, rtol=1e-9) -> str | None:
-    """Name the known-wrong formula that reproduces an observed loss, if exactly one does."""
+    """Name the known-wrong formula(s) that reproduce an observed loss."""
     hits = [
         name
         for name, f in WRONG_VARIANTS.items()
         if np.isclose(loss_in_baselines_units, f(vpred, oldvpred, returns, c), rtol=rtol, atol=1e-12)
     ]
-    return hits[0] if len(hits) == 1 else None
+    if not hits:
+        return None
+    return hits[0] if len(hits) == 1 else "one of: " + "; or ".join(hits)
 
 
 def _ties_counted(vpred, oldvpred, c) -> float:
