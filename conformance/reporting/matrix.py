@@ -47,16 +47,32 @@ def build_matrix(rows: pd.DataFrame) -> pd.DataFrame:
         + rows["parameters"].map(lambda p: f"[{p}]" if p else "")
     )
     matrix = rows.pivot_table(index="test", columns="column", values="outcome", aggfunc="first")
+    matrix = matrix[_column_order(rows)]
     unexpected = matrix.isin(list(UNEXPECTED)).any(axis=1)
     rank = matrix.apply(lambda col: col.map(lambda o: ORDER.index(o) if o in ORDER else 99)).min(axis=1)
     matrix = matrix.assign(_u=~unexpected, _r=rank).sort_values(["_u", "_r", "test"])
     return matrix.drop(columns=["_u", "_r"])
 
 
+def _column_order(rows: pd.DataFrame) -> list[str]:
+    # implementations in the order they were run (releases oldest first), not alphabetically
+    return list(dict.fromkeys(rows["column"]))
+
+
 def summary(rows: pd.DataFrame) -> pd.DataFrame:
     table = rows.pivot_table(index="column", columns="outcome", values="nodeid", aggfunc="count",
                              fill_value=0)
+    table = table.loc[_column_order(rows)]
     return table[[o for o in ORDER if o in table.columns]]
+
+
+def _untestable(rows: pd.DataFrame) -> list[str]:
+    """Why specs could not be tested, once per implementation and reason."""
+    out = []
+    bad = rows[rows["outcome"] == "untestable"]
+    for (column, message), group in bad.groupby(["column", "message"], sort=False):
+        out.append(f"- {column}: {len(group)} spec(s) — {message.splitlines()[0][:300]}")
+    return out
 
 
 def _markdown_table(frame: pd.DataFrame, index_name: str) -> str:
@@ -94,6 +110,9 @@ def render_markdown(rows: pd.DataFrame, title: str = "TorchRL conformance",
     failures = _failures(rows)
     if failures:
         parts += ["### Unexpected results", "", *failures, ""]
+    untestable = _untestable(rows)
+    if untestable:
+        parts += ["### Cannot be tested here", "", *untestable, ""]
     parts += ["### Matrix (unexpected results first)", "", _markdown_table(matrix, "spec"), ""]
     return "\n".join(parts)
 
