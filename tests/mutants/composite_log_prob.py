@@ -8,11 +8,10 @@ mutants fail for their bug alone.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import torch
 
 from conformance.interface import COMPOSITE_EXPLORATION_TYPES, CompositeLogProbs, CompositePPOStep
+from tests.mutants import implementation
 
 _WHERE = {"aggregate": "aggregate"}
 
@@ -141,7 +140,7 @@ class UnnormalisedLogits(_PureTorch):
 
 
 def _impl(name, area):
-    return SimpleNamespace(name=name, version="mutant", composite_log_prob=area)
+    return implementation(name, composite_log_prob=area)
 
 
 CONTROL = _impl("control", _PureTorch())

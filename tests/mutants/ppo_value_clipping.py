@@ -6,11 +6,10 @@ other area: those specs are "not applicable"), with TorchRL's scale convention (
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import torch
 
 from conformance.interface import CriticLoss
+from tests.mutants import implementation
 
 
 class _Mutant:
@@ -58,7 +57,7 @@ class WrongClipFraction(_Mutant):
 
 
 def _impl(name, area):
-    return SimpleNamespace(name=name, version="mutant", ppo_value_clipping=area)
+    return implementation(name, ppo_value_clipping=area)
 
 
 CLIPPED_ONLY = _impl("clipped-only", ClippedOnly())

@@ -20,12 +20,12 @@ respect but one historical bug:
 from __future__ import annotations
 
 import copy
-from types import SimpleNamespace
 
 import numpy as np
 import torch
 
 from conformance.interface import PrioritizedDraw
+from tests.mutants import implementation
 
 
 class _Buffer:
@@ -140,7 +140,7 @@ class _Area:
 
 
 def _impl(name, bug):
-    return SimpleNamespace(name=name, version="mutant", prioritized_replay=_Area(bug))
+    return implementation(name, prioritized_replay=_Area(bug))
 
 
 CORRECT = _impl("correct", None)  # the harness itself, to show that only the bug fails

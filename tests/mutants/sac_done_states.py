@@ -7,13 +7,12 @@ provides no other area (those specs are "not applicable").
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from torchrl.objectives import DiscreteSACLoss as _UpstreamDiscrete
 from torchrl.objectives import SACLoss as _UpstreamSAC
 
 from conformance.implementations.torchrl_areas.sac_done_states import TorchRLSACDoneStates
 from impls.sac import DiscreteSACLoss, SACLoss
+from tests.mutants import implementation
 
 
 def _upstream_target(upstream_method, loss, tensordict, skip: bool):
@@ -82,7 +81,7 @@ class DoneMaskDiscreteSAC(_DoneMask, DiscreteSACLoss):
 
 def _impl(name, sac, discrete):
     area = TorchRLSACDoneStates(sac, discrete, library=f"mutant {name}")
-    return SimpleNamespace(name=name, version="mutant", sac_done_states=area)
+    return implementation(name, sac_done_states=area)
 
 
 MASKING_ALWAYS_ON = _impl("masking-always-on", AlwaysMaskingSAC, AlwaysMaskingDiscreteSAC)

@@ -15,6 +15,8 @@ import numpy as np
 import torch
 from scipy.optimize import brentq
 
+from tests.mutants import implementation
+
 
 class _Mutant:
     def make(self, loc, scale, *, low=-1.0, high=1.0, upscale=5.0, tanh_loc=False):
@@ -111,7 +113,7 @@ class Float32Solve(_Mutant):
 
 
 def _impl(name, area):
-    return SimpleNamespace(name=name, version="mutant", tanh_normal_mode=area)
+    return implementation(name, tanh_normal_mode=area)
 
 
 TANH_OF_LOC = _impl("tanh-of-loc", TanhOfLoc())
