@@ -84,7 +84,7 @@ def target_lines(points) -> list[str]:
     return lines
 
 
-def run_asv(quick: bool, bench: str | None) -> int:
+def run_asv(quick: bool, bench: str | None, repeat: int | None = None) -> int:
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True, check=True).stdout.strip()
     subprocess.run([sys.executable, "-m", "asv", "machine", "--yes"], cwd=ROOT, check=True)
@@ -92,6 +92,9 @@ def run_asv(quick: bool, bench: str | None) -> int:
            "--show-stderr"]
     if quick:
         cmd.append("--quick")
+    elif repeat:
+        # a fixed number of samples per point: enough for a median, bounded in time
+        cmd += ["-a", f"repeat={repeat}", "-a", "warmup_time=0.05"]
     if bench:
         cmd += ["--bench", bench]
     print("+", " ".join(cmd), flush=True)
@@ -236,9 +239,10 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="one repetition per benchmark")
     parser.add_argument("--bench", help="regex of benchmarks to run")
+    parser.add_argument("--repeat", type=int, help="samples per point (instead of asv's default)")
     parser.add_argument("--report-only", action="store_true")
     args = parser.parse_args(argv)
-    status = 0 if args.report_only else run_asv(args.quick, args.bench)
+    status = 0 if args.report_only else run_asv(args.quick, args.bench, args.repeat)
     print(f"report: {write_report(args.quick)}")
     return status
 
