@@ -179,6 +179,7 @@ def plot(points) -> list[Path]:
 
     PLOTS.mkdir(parents=True, exist_ok=True)
     series: dict[str, dict[tuple, list[tuple[float, float]]]] = {}
+    axis: dict[str, str] = {}
     for name, params, value in points:
         if not name.split(".")[-1].startswith("time_") or not isinstance(value, int | float):
             continue
@@ -186,6 +187,7 @@ def plot(points) -> list[Path]:
         if size_key is None or value is None or (isinstance(value, float) and math.isnan(value)):
             continue
         label = tuple((k, v) for k, v in params.items() if k != size_key)
+        axis[name] = size_key
         series.setdefault(name, {}).setdefault(label, []).append((float(params[size_key]), value))
     written = []
     for name, lines in series.items():
@@ -196,7 +198,7 @@ def plot(points) -> list[Path]:
                     label=", ".join(f"{v}" for _, v in label))
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("size")
+        ax.set_xlabel(axis[name])
         ax.set_ylabel("seconds")
         ax.set_title(name, fontsize=9)
         ax.legend(fontsize=7)
