@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from conformance.upstream.sources import Source, SourceError, parse
+from conformance.upstream.sources import Source, SourceError, extras_for, parse
 
 ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / ".nox" / "_upstream"
@@ -85,13 +85,14 @@ def materialize_git(source: Source) -> Source:
 
 
 def install(source: Source, python: str) -> Path:
-    """The folder to put on PYTHONPATH (torchrl + tensordict + pinned helpers), installed once."""
-    target = WORK / source.label
+    """The folder to put on PYTHONPATH, installed once: torchrl (unless the source is a checkout,
+    which brings its own), the tensordict of its minor and the pinned helpers."""
+    target = WORK / (source.label if source.install else f"{source.label}-deps")
     stamp = target / ".installed"
     if stamp.is_file():
         return target
     shutil.rmtree(target, ignore_errors=True)
-    requirements = [*source.install, source.tensordict, *extras(source)]
+    requirements = [*source.install, source.tensordict, *extras_for(source.version)]
     proc = subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--progress-bar",
                            "off", "--target", str(target), *requirements],
                           capture_output=True, text=True)
@@ -99,12 +100,6 @@ def install(source: Source, python: str) -> Path:
         raise SourceError(f"pip install {' '.join(requirements)} failed: {_last_line(proc.stderr)}")
     stamp.write_text(" ".join(requirements))
     return target
-
-
-def extras(source: Source) -> list[str]:
-    from conformance.upstream.sources import extras_for
-
-    return extras_for(source.version)
 
 
 def pythonpath(source: Source, target: Path | None) -> str:
@@ -185,10 +180,7 @@ def main(argv=None) -> int:
         try:
             python = base_python(source.torch, given)
             if not untestable:
-                target = install(source, python) if source.install else None
-                if source.kind in ("checkout", "git"):
-                    target = install_tensordict_only(source, python)
-                path = pythonpath(source, target)
+                path = pythonpath(source, install(source, python))
                 untestable = import_problem(python, path)
         except (SourceError, subprocess.CalledProcessError) as exc:
             untestable = untestable or f"install failed: {exc}"
@@ -215,22 +207,6 @@ def main(argv=None) -> int:
             log(f"wrote {path}")
     log(f"total wall time {time.time() - started:.0f} s")
     return 1 if unexpected_total else 0
-
-
-def install_tensordict_only(source: Source, python: str) -> Path:
-    """A checkout brings torchrl; the matching tensordict (and helpers) go to a target folder."""
-    helper = Source(source.argument, "release", source.version)
-    helper.install = []
-    target = WORK / f"{source.label}-deps"
-    stamp = target / ".installed"
-    if not stamp.is_file():
-        requirements = [helper.tensordict, *extras(helper)]
-        proc = subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--target",
-                               str(target), *requirements], capture_output=True, text=True)
-        if proc.returncode:
-            raise SourceError(f"pip install {' '.join(requirements)}: {_last_line(proc.stderr)}")
-        stamp.write_text(" ".join(requirements))
-    return target
 
 
 if __name__ == "__main__":
