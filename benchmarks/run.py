@@ -213,7 +213,7 @@ def plot(points) -> list[Path]:
 
 
 def write_report(quick: bool = False) -> Path:
-    from conformance.plugin.results import atomic_write
+    from conformance.files import atomic_write
 
     document = latest_results()
     points = list(rows(document))

@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from conformance import implementations
+from conformance import implementations, outcomes
 from conformance.interface import AREAS, Untestable
 from conformance.plugin import expectations as exp
-from conformance.plugin.results import NOT_APPLICABLE, UNTESTABLE, ResultsPlugin, stack_versions
+from conformance.plugin import keys
+from conformance.plugin.results import ResultsPlugin
+from conformance.versions import stack_versions
 
 # Reproducible property tests: the same examples every run (array-api-tests' --derandomize).
 settings.register_profile(
@@ -85,14 +87,13 @@ def _expectation_entries(config, selected) -> list[exp.Entry]:
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "area(name): the spec area a test belongs to")
     try:
         selected = implementations.resolve(config.getoption("impl"))
     except implementations.UnknownImplementation as exc:
         raise pytest.UsageError(str(exc)) from None
-    config._conformance_selected = selected
+    config.stash[keys.SELECTED] = selected
     entries = _expectation_entries(config, selected)
-    config._conformance_expectation_files = sorted({e.source.rsplit(":", 1)[0] for e in entries})
+    config.stash[keys.EXPECTATION_FILES] = sorted({e.source.rsplit(":", 1)[0] for e in entries})
     if entries:
         config.pluginmanager.register(exp.ExpectationsPlugin(entries, config.rootpath),
                                       "conformance-expectations")
@@ -107,12 +108,12 @@ def pytest_configure(config):
 
 def pytest_report_header(config):
     versions = ", ".join(f"{k} {v}" for k, v in stack_versions().items())
-    selected = getattr(config, "_conformance_selected", [])
+    selected = config.stash.get(keys.SELECTED, [])
     lines = [
         f"conformance stack: {versions}",
         "implementations: " + ", ".join(f"{s.id} {s.version}" for s in selected),
     ]
-    files = getattr(config, "_conformance_expectation_files", [])
+    files = config.stash.get(keys.EXPECTATION_FILES, [])
     lines.append("expectations: " + (", ".join(files) if files else "none"))
     return lines
 
@@ -120,18 +121,20 @@ def pytest_report_header(config):
 @pytest.hookimpl(tryfirst=True)  # the implementation comes first in every test id
 def pytest_generate_tests(metafunc):
     if "impl" in metafunc.fixturenames:
-        selected = metafunc.config._conformance_selected
+        selected = metafunc.config.stash[keys.SELECTED]
         metafunc.parametrize("impl", selected, ids=[s.id for s in selected])
 
 
 def _area_fixture(area: str):
-    def fixture(impl):
+    def fixture(impl, request):
         try:
             obj = getattr(impl.obj, area, None)
         except Untestable as exc:
-            pytest.skip(f"{UNTESTABLE}: {exc}")
+            request.node.stash[keys.SKIP_OUTCOME] = outcomes.UNTESTABLE
+            pytest.skip(f"{outcomes.UNTESTABLE_REASON}: {exc}")
         if obj is None:
-            pytest.skip(f"{NOT_APPLICABLE}: {impl.id} does not provide {AREAS[area]}")
+            request.node.stash[keys.SKIP_OUTCOME] = outcomes.NOT_APPLICABLE
+            pytest.skip(f"{outcomes.NOT_APPLICABLE_REASON}: {impl.id} does not provide {AREAS[area]}")
         return obj
 
     fixture.__name__ = area

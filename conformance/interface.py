@@ -1,8 +1,9 @@
 """What an implementation must provide for the suite to check it, area by area.
 
-An *implementation* is any object with one attribute per area (``AREAS`` below). An attribute
-that is missing or ``None`` declares the area unsupported: its specs are reported as
-"not applicable", never as passed. An area attribute may also raise ``Untestable`` when it
+An *implementation* is any object with one attribute per area (``AREAS``, defined once in
+``conformance/areas.py``, in the SPECS order §1 to §5). An attribute that is missing or
+``None`` declares the area unsupported: its specs are reported as "not applicable", never as
+passed. An area attribute may also raise ``Untestable`` when it
 is looked up (e.g. a C++ extension that does not load next to the installed torch): its specs
 are then reported as "cannot be tested here: <reason>".
 
@@ -18,6 +19,8 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import torch
 
+from conformance.areas import AREAS  # noqa: F401 - re-exported: the area names, in order
+
 
 class Untestable(Exception):
     """The implementation cannot be exercised on this machine (the reason is the message)."""
@@ -30,52 +33,38 @@ class Implementation(Protocol):
 
 
 # --------------------------------------------------------------------------------------------
-# §4 PPO value clipping
+# §1 TanhNormal mode
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass
-class CriticLoss:
-    """What a PPO loss reports for its critic term.
+class TanhNormalMode(Protocol):
+    """Y = c + r * tanh(X), X ~ Normal(mu, scale^2), c = (high + low) / 2, r = (high - low) / 2.
 
-    loss: the scalar critic loss, still attached to the value network's graph.
-    value_clip_fraction: the reported share of clipped value predictions, or None when the
-        implementation reports none (it must report one whenever clipping is on).
+    ``mu`` is ``loc``, or ``upscale * tanh(loc / upscale)`` with ``tanh_loc=True`` (the specs
+    use ``tanh_loc=True`` only with the default bounds, where TorchRL adds no further shift).
     """
 
-    loss: torch.Tensor
-    value_clip_fraction: float | None
-
-
-class PPOValueClipping(Protocol):
-    #: ``loss == critic_scale * critic_coeff * baselines_vf_loss`` where ``baselines_vf_loss``
-    #: is Baselines' ``.5 * mean(max(...))``. TorchRL's "l2" applies no 0.5, so its scale is 2.
-    critic_scale: float
-
-    def critic_loss(
+    def make(
         self,
+        loc: torch.Tensor,
+        scale: torch.Tensor,
         *,
-        value_net: torch.nn.Module,
-        observation: torch.Tensor,
-        old_value: torch.Tensor,
-        returns: torch.Tensor,
-        clip_value: float | bool | None,
-        clip_epsilon: float,
-        critic_coeff: float,
-    ) -> CriticLoss:
-        """Critic loss of a clipped PPO loss with the squared-error critic.
-
-        ``value_net`` maps ``observation`` [B, 1] to the new value prediction [B, 1];
-        ``old_value`` [B, 1] is the prediction stored at collection time; ``returns`` [B, 1]
-        the value target. ``clip_value`` None/False: no value clipping; True: use
-        ``clip_epsilon``; a float: that threshold. Invalid thresholds must raise ValueError.
-        """
+        low: float = -1.0,
+        high: float = 1.0,
+        upscale: float = 5.0,
+        tanh_loc: bool = False,
+    ) -> object:
+        """The implementation's distribution object for these parameters (any batch shape)."""
         ...
+
+    def mode(self, dist: object) -> torch.Tensor:
+        """The mode of ``dist``, the way its library exposes it (shape and dtype of ``loc``)."""
 
 
 # --------------------------------------------------------------------------------------------
 # §2 Composite distribution log-prob
 # --------------------------------------------------------------------------------------------
+
 
 #: Exploration (interaction) types a composite actor may be run under.
 COMPOSITE_EXPLORATION_TYPES = ("random", "deterministic", "mode", "mean")
@@ -183,34 +172,12 @@ class CompositeLogProb(Protocol):
         """Build and run (random exploration) the actor of :meth:`actor` misconfigured as
         ``COMPOSITE_MISCONFIGURATIONS[fault]`` says. Return what it wrote if it accepts the
         configuration (it should raise, naming the offending key)."""
-# §1 TanhNormal mode
+
+
 # --------------------------------------------------------------------------------------------
-
-
-class TanhNormalMode(Protocol):
-    """Y = c + r * tanh(X), X ~ Normal(mu, scale^2), c = (high + low) / 2, r = (high - low) / 2.
-
-    ``mu`` is ``loc``, or ``upscale * tanh(loc / upscale)`` with ``tanh_loc=True`` (the specs
-    use ``tanh_loc=True`` only with the default bounds, where TorchRL adds no further shift).
-    """
-
-    def make(
-        self,
-        loc: torch.Tensor,
-        scale: torch.Tensor,
-        *,
-        low: float = -1.0,
-        high: float = 1.0,
-        upscale: float = 5.0,
-        tanh_loc: bool = False,
-    ) -> object:
-        """The implementation's distribution object for these parameters (any batch shape)."""
-        ...
-
-    def mode(self, dist: object) -> torch.Tensor:
-        """The mode of ``dist``, the way its library exposes it (shape and dtype of ``loc``)."""
 # §3 SAC done-state handling
 # --------------------------------------------------------------------------------------------
+
 
 #: Where the tensors of a SAC batch live (``SACBatch.layout``).
 SAC_LAYOUTS = ("single", "per_agent", "nested")
@@ -311,6 +278,53 @@ class SACDoneStates(Protocol):
         with V(s') = min_i Qtarget_i(s', a') - alpha log pi(a'|s') (a' drawn at s'); for kind
         "discrete" the draws are replaced by exact expectations over the actions.
         """
+
+
+# --------------------------------------------------------------------------------------------
+# §4 PPO value clipping
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CriticLoss:
+    """What a PPO loss reports for its critic term.
+
+    loss: the scalar critic loss, still attached to the value network's graph.
+    value_clip_fraction: the reported share of clipped value predictions, or None when the
+        implementation reports none (it must report one whenever clipping is on).
+    """
+
+    loss: torch.Tensor
+    value_clip_fraction: float | None
+
+
+class PPOValueClipping(Protocol):
+    #: ``loss == critic_scale * critic_coeff * baselines_vf_loss`` where ``baselines_vf_loss``
+    #: is Baselines' ``.5 * mean(max(...))``. TorchRL's "l2" applies no 0.5, so its scale is 2.
+    critic_scale: float
+
+    def critic_loss(
+        self,
+        *,
+        value_net: torch.nn.Module,
+        observation: torch.Tensor,
+        old_value: torch.Tensor,
+        returns: torch.Tensor,
+        clip_value: float | bool | None,
+        clip_epsilon: float,
+        critic_coeff: float,
+    ) -> CriticLoss:
+        """Critic loss of a clipped PPO loss with the squared-error critic.
+
+        ``value_net`` maps ``observation`` [B, 1] to the new value prediction [B, 1];
+        ``old_value`` [B, 1] is the prediction stored at collection time; ``returns`` [B, 1]
+        the value target. ``clip_value`` None/False: no value clipping; True: use
+        ``clip_epsilon``; a float: that threshold. Invalid thresholds must raise ValueError.
+        """
+        ...
+
+
+# --------------------------------------------------------------------------------------------
 # §5 Prioritized replay: max priority within the buffer
 # --------------------------------------------------------------------------------------------
 
@@ -388,13 +402,3 @@ class PrioritizedReplay(Protocol):
         (an implementation without one raises NotImplementedError with the reason).
         ``row_width > 1``: a two-dimensional storage whose rows are written whole."""
         ...
-
-
-#: attribute name on an implementation -> human title (used by fixtures and reports)
-AREAS: dict[str, str] = {
-    "ppo_value_clipping": "PPO value clipping",
-    "composite_log_prob": "Composite distribution log-prob",
-    "tanh_normal_mode": "TanhNormal mode",
-    "sac_done_states": "SAC done-state handling",
-    "prioritized_replay": "Prioritized replay max priority",
-}

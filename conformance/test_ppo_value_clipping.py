@@ -1,6 +1,6 @@
 """§4 PPO value clipping, equivalent to OpenAI Baselines ppo2.
 
-The oracle is a float64 numpy transcription of Baselines (conformance/oracles/baselines_ppo2.py)::
+The oracle is a float64 numpy transcription of Baselines (conformance/oracles/ppo_value_clipping.py)::
 
     vf_loss = 0.5 * mean(max((v - R)^2, (v_old + clip(v - v_old, -c, c) - R)^2))
 
@@ -24,7 +24,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conformance._assertions import assert_close, message
-from conformance.oracles import baselines_ppo2 as oracle
+from conformance.oracles import ppo_value_clipping as oracle
 
 BASELINES = "https://github.com/openai/baselines/blob/ea25b9e8/baselines/ppo2/model.py#L66-L75"
 TORCHRL_2005 = "https://github.com/pytorch/rl/pull/2005"

@@ -3,7 +3,7 @@
 New transitions enter a prioritized buffer with the *default priority*, the largest priority
 around, so that each is sampled soon (Schaul et al. 2015, Algorithm 1). These specs build a
 buffer with in-buffer tracking on (TorchRL: ``max_priority_within_buffer=True``) and drive it
-next to a brute-force float64 model of the ring buffer (conformance/oracles/replay_model.py):
+next to a brute-force float64 model of the ring buffer (conformance/oracles/prioritized_replay.py):
 
 - the default priority is the largest raw priority among the items stored now, capped by the
   optional upper bound; an empty buffer uses the implementation's documented initial value;
@@ -32,7 +32,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance._assertions import assert_close, message
-from conformance.oracles import replay_model as oracle
+from conformance.oracles import prioritized_replay as oracle
 
 ALPHA, BETA, EPS = 0.6, 0.4, 1e-3
 TREE_RTOL, RAW_RTOL, WEIGHT_RTOL = 2e-6, 1e-5, 1e-5

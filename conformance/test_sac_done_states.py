@@ -17,7 +17,7 @@ next states (``skip_done_states=True``). Skipping must not change anything else:
   a truncated next state is a real state whose value the target needs;
 - batches with no done state and with every state done.
 
-Oracle: ``conformance/oracles/sac_targets.py``, brute force in float64, one agent-step at a
+Oracle: ``conformance/oracles/sac_done_states.py``, brute force in float64, one agent-step at a
 time, written from the SAC papers; it never evaluates a network at a terminal next state.
 
 Randomness: SAC draws actions. Here the draw is controlled, not seeded: the continuous policy
@@ -43,7 +43,7 @@ import torch
 
 from conformance._assertions import assert_close, is_finite, message
 from conformance.interface import SACBatch, SACNetworks
-from conformance.oracles import sac_targets as oracle
+from conformance.oracles import sac_done_states as oracle
 
 RL_2590 = "https://github.com/pytorch/rl/issues/2590"
 RL_2606 = "https://github.com/pytorch/rl/pull/2606"

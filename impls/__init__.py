@@ -7,21 +7,23 @@ on) the modules of other areas.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "ClipPPOLoss": "impls.ppo",
-    "clipped_value_loss": "impls.ppo",
-    "CompositeDistribution": "impls.composite",
-    "ProbabilisticActor": "impls.composite",
-    "composite_sample_keys": "impls.composite",
-    "TanhNormal": "impls.tanh_normal",
-    "tanh_normal_mode": "impls.tanh_normal",
-    "SACLoss": "impls.sac",
-    "DiscreteSACLoss": "impls.sac",
-    "PrioritizedSampler": "impls.prioritized",
-    "SegmentTree": "impls.prioritized",
+    "ClipPPOLoss": "impls.ppo_value_clipping",
+    "clipped_value_loss": "impls.ppo_value_clipping",
+    "CompositeDistribution": "impls.composite_log_prob",
+    "ProbabilisticActor": "impls.composite_log_prob",
+    "composite_sample_keys": "impls.composite_log_prob",
+    "TanhNormal": "impls.tanh_normal_mode",
+    "tanh_normal_mode": "impls.tanh_normal_mode",
+    "SACLoss": "impls.sac_done_states",
+    "DiscreteSACLoss": "impls.sac_done_states",
+    "PrioritizedSampler": "impls.prioritized_replay",
+    "SegmentTree": "impls.segment_tree",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -35,3 +37,16 @@ def __getattr__(name: str):
 
 def __dir__():
     return __all__
+
+
+class _Package(types.ModuleType):
+    """``impls.tanh_normal_mode`` is both a submodule (named after its area) and the function
+    it exports; importing the submodule must not replace the public function by the module."""
+
+    def __setattr__(self, name, value):
+        if name in _EXPORTS and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -11,7 +11,7 @@ import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-import impls.prioritized as P
+import impls.segment_tree as P
 from impls import PrioritizedSampler, SegmentTree
 
 OPS = {"sum": torch.sum, "min": torch.amin, "max": torch.amax}

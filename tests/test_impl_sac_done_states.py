@@ -1,4 +1,4 @@
-"""Unit tests of the reference SAC losses (impls.sac), including drop-in use with TorchRL."""
+"""Unit tests of the reference SAC losses (impls.sac_done_states), including drop-in use with TorchRL."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from torchrl.objectives import SACLoss as UpstreamSACLoss
 from torchrl.objectives import SoftUpdate
 
 from impls import DiscreteSACLoss, SACLoss
-from impls.sac import align_mask
+from impls.sac_done_states import align_mask
 
 B, OBS, A, NA = 6, 4, 2, 3
 pytestmark = pytest.mark.filterwarnings("ignore:No target network updater")

@@ -8,7 +8,7 @@ import torch
 
 from conformance.oracles import tanh_normal_mode as oracle
 from impls import TanhNormal, tanh_normal_mode
-from impls.tanh_normal import NEWTON_STEPS
+from impls.tanh_normal_mode import NEWTON_STEPS
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 

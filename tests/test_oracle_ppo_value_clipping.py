@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from conformance.oracles import baselines_ppo2 as oracle
+from conformance.oracles import ppo_value_clipping as oracle
 
 
 def test_counterexample_from_openai_baselines_765():

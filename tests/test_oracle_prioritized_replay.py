@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from conformance.oracles import replay_model as oracle
+from conformance.oracles import prioritized_replay as oracle
 
 
 def ring(priorities, **kwargs):

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from conformance.oracles import sac_targets as oracle
+from conformance.oracles import sac_done_states as oracle
 
 ALPHA, GAMMA = 0.5, 0.5
 HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)

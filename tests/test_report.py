@@ -5,7 +5,8 @@ import os
 
 import pytest
 
-from conformance.plugin import results
+from conformance.files import atomic_write
+from conformance.outcomes import UNEXPECTED
 from conformance.reporting.matrix import build_matrix, load_rows, write_reports
 
 
@@ -13,7 +14,7 @@ def _row(nodeid, impl, outcome, version="1"):
     spec = nodeid.split("::")[1].split("[")[0]
     return {"nodeid": nodeid, "area": "a", "spec": spec, "parameters": "", "implementation": impl,
             "implementation_version": version, "outcome": outcome,
-            "expected": outcome not in results.UNEXPECTED, "message": f"{outcome} message",
+            "expected": outcome not in UNEXPECTED, "message": f"{outcome} message",
             "duration": 0.1}
 
 
@@ -58,7 +59,7 @@ def test_atomic_write_keeps_the_old_file_when_interrupted(tmp_path, monkeypatch)
 
     monkeypatch.setattr(os, "replace", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        results.atomic_write(target, "new")
+        atomic_write(target, "new")
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["report.md"]  # no temporary left behind
 
@@ -75,3 +76,12 @@ def test_cli_builds_from_results(results_file, tmp_path):
 
     assert main([str(results_file), "-o", str(tmp_path / "cli"), "--stem", "m"]) == 0
     assert (tmp_path / "cli" / "m.md").is_file()
+
+
+def test_atomic_write_follows_the_umask(tmp_path):
+    old = os.umask(0o022)
+    try:
+        atomic_write(tmp_path / "r.md", "x")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "r.md").stat().st_mode & 0o777 == 0o644

@@ -1,7 +1,7 @@
 """The main job's verdict on the pinned stack: the reference passes every spec, and TorchRL
 fails exactly what its expectations file says (strictly: no new failure, no stale entry)."""
 
-from conformance.plugin.results import UNEXPECTED
+from conformance.outcomes import UNEXPECTED
 
 
 def test_reference_and_installed_torchrl_meet_their_expectations(suite):

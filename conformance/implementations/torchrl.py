@@ -10,17 +10,10 @@ from __future__ import annotations
 
 import functools
 import os
-from importlib import metadata
 
 from conformance.implementations.adapter import LazyAdapter
 from conformance.interface import Untestable
-
-
-def _dist_version(name: str) -> str:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return "not installed"
+from conformance.versions import installed_version
 
 
 @functools.cache
@@ -47,15 +40,15 @@ def _require_import() -> None:
     problem = import_problem()
     if problem:
         raise Untestable(
-            f"{problem} (torchrl {_dist_version('torchrl')}, tensordict "
-            f"{_dist_version('tensordict')}, torch {_dist_version('torch')})"
+            f"{problem} (torchrl {installed_version('torchrl')}, tensordict "
+            f"{installed_version('tensordict')}, torch {installed_version('torch')})"
         )
 
 
 def version_tuple() -> tuple[int, ...]:
     """The installed torchrl release as a tuple, for feature switches in area adapters."""
     parts = []
-    for p in _dist_version("torchrl").split("+")[0].split("."):
+    for p in installed_version("torchrl").split("+")[0].split("."):
         if not p.isdigit():
             break
         parts.append(int(p))
@@ -64,7 +57,7 @@ def version_tuple() -> tuple[int, ...]:
 
 IMPLEMENTATION = LazyAdapter(
     "torchrl",
-    lambda: os.environ.get(VERSION_LABEL) or _dist_version("torchrl"),
+    lambda: os.environ.get(VERSION_LABEL) or installed_version("torchrl"),
     "conformance.implementations.torchrl_areas",
     precondition=_require_import,
 )

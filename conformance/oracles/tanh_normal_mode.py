@@ -20,7 +20,7 @@ result then finds the maximiser to ~1e-12 in x (measured against 50-digit mpmath
 tests/test_oracle_tanh_normal_mode.py) instead of the sqrt(eps) ~ 1e-8 of refining g itself.
 
 Nothing here solves the stationarity equation: the oracle shares no method with the reference
-implementation (impls/tanh_normal.py, a Newton solve of that equation).
+implementation (impls/tanh_normal_mode.py, a Newton solve of that equation).
 
 ``diagnose`` names the known-wrong answers (tanh(loc), the boundary, the other local maximum,
 a float32 solve) that reproduce an observed mode; specs use it only for the "likely cause" line.

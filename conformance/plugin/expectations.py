@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from conformance.plugin import keys
+
 EXPECTATIONS_DIR = Path(__file__).resolve().parent.parent / "expectations"
 
 
@@ -72,7 +74,6 @@ class ExpectationsPlugin:
     def __init__(self, entries: list[Entry], rootpath: Path):
         self.entries = entries
         self.rootpath = rootpath
-        self.files: list[str] = sorted({e.source.rsplit(":", 1)[0] for e in entries})
 
     @pytest.hookimpl(tryfirst=True)  # before -k/-m deselection: staleness is judged on all tests
     def pytest_collection_modifyitems(self, session, config, items):
@@ -83,6 +84,7 @@ class ExpectationsPlugin:
             for entry in self.entries:
                 if impl_id in entry.impls and item.nodeid.startswith(entry.prefix):
                     entry.matched += 1
+                    item.stash[keys.EXPECTATION] = entry
                     item.add_marker(
                         pytest.mark.xfail(
                             strict=True, reason=f"known failure: {entry.reason} ({entry.link})"

@@ -10,43 +10,16 @@ Only ``fail``, ``error`` and ``unexpected pass`` are unexpected.
 from __future__ import annotations
 
 import json
-import os
 import platform
-import tempfile
 import time
-from importlib import metadata
 from pathlib import Path
 
 import pytest
 
-NOT_APPLICABLE = "not applicable"
-UNTESTABLE = "cannot be tested here"
-UNEXPECTED = frozenset({"fail", "error", "unexpected pass"})
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` so that ``path`` holds either the old or the new content, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def stack_versions() -> dict[str, str]:
-    out = {}
-    for dist in ("torch", "torchrl", "tensordict"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = "not installed"
-    return out
+from conformance import outcomes as O
+from conformance.files import atomic_write
+from conformance.plugin import keys
+from conformance.versions import stack_versions
 
 
 def _message(report) -> str:
@@ -72,6 +45,23 @@ def _split_id(item) -> tuple[str, str]:
             parts = parts[1:]
         params = "-".join(parts)
     return name, params
+
+
+def _classify(report, known: bool, skip_outcome: str | None) -> str | None:
+    """The outcome of one phase's report, from what the item carries: the expectations entry that
+    marked it (strict xfail: a failing call is reported skipped, a passing one failed) and the
+    kind of skip its area fixture raised. Nothing is recovered from pytest's report texts."""
+    if report.when == "call" and known:
+        if report.skipped:
+            return O.KNOWN_FAILURE
+        return O.UNEXPECTED_PASS if report.failed else O.PASS
+    if report.when == "call" and report.passed:
+        return O.PASS
+    if report.skipped:
+        return skip_outcome or O.SKIPPED
+    if report.failed:
+        return O.FAIL if report.when == "call" else O.ERROR
+    return None
 
 
 class ResultsPlugin:
@@ -106,43 +96,26 @@ class ResultsPlugin:
                 duration=0.0,
             )
 
-    def pytest_runtest_logreport(self, report):
-        row = self.rows.get(report.nodeid)
+    # outermost wrapper: sees the report after pytest's xfail handling has rewritten it
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(self, item, call):
+        report = (yield).get_result()
+        row = self.rows.get(item.nodeid)
         if row is None:
             return
         row["duration"] = round(row["duration"] + report.duration, 6)
-        outcome = self._classify(report)
+        entry = item.stash.get(keys.EXPECTATION, None)
+        outcome = _classify(report, entry is not None, item.stash.get(keys.SKIP_OUTCOME, None))
         if outcome is None:
             return
         # the first non-pass phase decides (a failing teardown after a pass is an error)
-        if row["outcome"] in (None, "pass"):
+        if row["outcome"] in (None, O.PASS):
             row["outcome"] = outcome
-            row["expected"] = outcome not in UNEXPECTED
-            row["message"] = _message(report) if outcome != "pass" else ""
-            if hasattr(report, "wasxfail") and outcome == "known failure":
-                row["message"] = f"{_message(report)}  [{report.wasxfail}]".strip()
-
-    @staticmethod
-    def _classify(report) -> str | None:
-        if report.when == "call":
-            if hasattr(report, "wasxfail"):
-                return "known failure" if report.skipped else "unexpected pass"
-            if report.passed:
-                return "pass"
-            if report.failed:
-                return "unexpected pass" if "XPASS(strict)" in _message(report) else "fail"
-        if report.skipped:
-            if hasattr(report, "wasxfail"):
-                return "known failure"
-            message = _message(report)
-            if message.startswith(NOT_APPLICABLE):
-                return "not applicable"
-            if message.startswith(UNTESTABLE):
-                return "untestable"
-            return "skipped"
-        if report.failed:
-            return "error"
-        return None
+            row["expected"] = outcome not in O.UNEXPECTED
+            row["message"] = _message(report) if outcome != O.PASS else ""
+            if outcome == O.KNOWN_FAILURE:
+                known = f"known failure: {entry.reason} ({entry.link})"
+                row["message"] = f"{_message(report)}  [{known}]".strip()
 
     def pytest_sessionfinish(self, session, exitstatus):
         rows = [r for r in self.rows.values() if r.get("outcome") is not None]

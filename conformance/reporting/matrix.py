@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from conformance.plugin.results import UNEXPECTED, atomic_write
+from conformance.areas import NUMBER
+from conformance.files import atomic_write
+from conformance.outcomes import UNEXPECTED
 
 SYMBOL = {
     "pass": "✅ pass",
@@ -50,8 +52,9 @@ def build_matrix(rows: pd.DataFrame) -> pd.DataFrame:
     matrix = matrix[_column_order(rows)]
     unexpected = matrix.isin(list(UNEXPECTED)).any(axis=1)
     rank = matrix.apply(lambda col: col.map(lambda o: ORDER.index(o) if o in ORDER else 99)).min(axis=1)
-    matrix = matrix.assign(_u=~unexpected, _r=rank).sort_values(["_u", "_r", "test"])
-    return matrix.drop(columns=["_u", "_r"])
+    area = matrix.index.map(lambda test: NUMBER.get(test.split(" :: ")[0], 99))
+    matrix = matrix.assign(_u=~unexpected, _r=rank, _a=area).sort_values(["_u", "_r", "_a", "test"])
+    return matrix.drop(columns=["_u", "_r", "_a"])
 
 
 def _column_order(rows: pd.DataFrame) -> list[str]:

@@ -11,7 +11,7 @@ from torchrl.objectives import DiscreteSACLoss as _UpstreamDiscrete
 from torchrl.objectives import SACLoss as _UpstreamSAC
 
 from conformance.implementations.torchrl_areas.sac_done_states import TorchRLSACDoneStates
-from impls.sac import DiscreteSACLoss, SACLoss
+from impls.sac_done_states import DiscreteSACLoss, SACLoss
 from tests.mutants import implementation
 
 

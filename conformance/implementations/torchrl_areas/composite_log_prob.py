@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import warnings
 
 import torch
 
+from conformance.implementations.introspect import quiet
 from conformance.interface import (
     COMPOSITE_EXPLORATION_TYPES,
     CompositeHead,
@@ -178,8 +178,7 @@ class TensorDictComposite:
 
     # ------------------------------------------------------------------ the interface
     def actor(self, heads, *, exploration, seed):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with quiet():
             with self._aggregate(True):
                 actor = self._build(heads)
                 with self._exploration(exploration), self._seeded(seed):
@@ -190,8 +189,7 @@ class TensorDictComposite:
     def log_prob(self, heads, actions, *, sample_batch_shape):
         from tensordict import TensorDict
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with quiet():
             dist = self.dist_cls(self._params(heads),
                                  distribution_map={h: self._distribution_class(heads[h]) for h in heads},
                                  name_map={h: (ACTION, h) for h in heads})
@@ -218,8 +216,7 @@ class TensorDictComposite:
         from tensordict.nn import TensorDictModule
 
         names = list(heads)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with quiet():
             with self._aggregate(False):
                 actor = self._build(heads)
                 with torch.no_grad(), self._exploration("random"), self._seeded(seed):
@@ -254,8 +251,7 @@ class TensorDictComposite:
         return CompositePPOStep(float(out["loss_objective"].detach()), ratio, actions)
 
     def misconfigured_actor(self, heads, *, fault):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with quiet():
             with self._aggregate(True):
                 actor = self._build(heads, fault=fault)
                 with self._exploration("random"), self._seeded(0):

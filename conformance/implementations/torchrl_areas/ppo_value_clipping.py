@@ -7,11 +7,9 @@ declared scale is 2 and the critic coefficient multiplies.
 
 from __future__ import annotations
 
-import inspect
-import warnings
-
 import torch
 
+from conformance.implementations.introspect import first_accepted, quiet
 from conformance.interface import CriticLoss
 
 
@@ -28,13 +26,7 @@ class ClipPPOCritic:
         self.loss_cls = loss_cls
         # critic_coef (<= 0.9.1) was renamed critic_coeff (0.9.2); unknown names are silently
         # swallowed by **kwargs in many releases, so pick the name the release really has
-        # (walking the MRO: a subclass may forward **kwargs to TorchRL's constructor).
-        self.coeff_name = "critic_coef"
-        for klass in loss_cls.__mro__:
-            params = inspect.signature(klass.__init__).parameters
-            if "critic_coeff" in params or "critic_coef" in params:
-                self.coeff_name = "critic_coeff" if "critic_coeff" in params else "critic_coef"
-                break
+        self.coeff_name = first_accepted(loss_cls, "critic_coeff", "critic_coef") or "critic_coef"
 
     def _build(self, value_net, clip_value, clip_epsilon, critic_coeff):
         from tensordict.nn import TensorDictModule
@@ -55,8 +47,7 @@ class ClipPPOCritic:
         }
         if clip_value is not None:
             kwargs["clip_value"] = clip_value
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with quiet():
             loss = self.loss_cls(actor, critic, **kwargs)
         applied = getattr(loss, self.coeff_name, None)
         if applied is None or abs(float(applied) - critic_coeff) > 1e-12:

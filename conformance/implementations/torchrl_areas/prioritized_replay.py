@@ -21,20 +21,18 @@ area raises ``Untestable``: the specs report "cannot be tested here", they never
 from __future__ import annotations
 
 import copy
-import inspect
-import warnings
 
 import numpy as np
 import torch
 
+from conformance.implementations.introspect import keyword_parameters, quiet
 from conformance.interface import PrioritizedDraw, Untestable
 
 
 def extension_problem(sampler_cls) -> str | None:
     """Why ``sampler_cls`` cannot be built here (its C++ trees do not load), or None."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with quiet():
             sampler_cls(2, alpha=0.5, beta=0.5)
     except NameError as exc:  # 0.4 - 0.9: the tree classes are simply undefined
         return f"NameError: {exc}"
@@ -51,11 +49,7 @@ class PrioritizedReplayArea:
     def __init__(self, sampler_cls, *, default_is_raw: bool):
         self.sampler_cls = sampler_cls
         self.default_is_raw = default_is_raw
-        params = set()
-        for klass in sampler_cls.__mro__:
-            init = klass.__dict__.get("__init__")
-            if init is not None:
-                params |= set(inspect.signature(init).parameters)
+        params = keyword_parameters(sampler_cls)
         self.has_upper_bound = "upper_priority" in params
         self.has_within_buffer = "max_priority_within_buffer" in params
 
@@ -84,8 +78,7 @@ class _Buffer:
         self.alpha, self.eps = sampler_kwargs["alpha"], sampler_kwargs["eps"]
         self.row_width = row_width
         self.shape = (capacity,) if row_width == 1 else (capacity // row_width, row_width)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with quiet():
             self.sampler = area.sampler_cls(**sampler_kwargs)
             if row_width == 1:
                 storage = LazyTensorStorage(capacity)
@@ -120,14 +113,12 @@ class _Buffer:
         items = torch.arange(self.next_item, self.next_item + n)
         self.next_item += n
         data = items if self.row_width == 1 else items.reshape(rows, self.row_width)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with quiet():
             return self._flat(self.rb.extend(data))
 
     def update_priority(self, index, priority) -> None:
         priority = torch.as_tensor(np.asarray(priority, dtype=np.float32))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with quiet():
             self.rb.update_priority(self._native(index), priority)
 
     def sample(self, batch_size: int, generator: torch.Generator) -> PrioritizedDraw:
@@ -135,8 +126,7 @@ class _Buffer:
             self.rb.set_rng(generator)
         else:
             self.sampler._rng = generator
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with quiet():
             data, info = self.rb.sample(batch_size, return_info=True)
         weight = info.get("priority_weight", info.get("_weight"))
         if weight is None:
@@ -160,8 +150,7 @@ class _Buffer:
         return value
 
     def set_alpha(self, alpha: float) -> None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with quiet():
             self.sampler.alpha = alpha
         self.alpha = alpha
 
@@ -170,8 +159,7 @@ class _Buffer:
 
     def load_state_dict(self, state) -> None:
         rb_state, self.next_item, self.alpha = copy.deepcopy(state)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with quiet():
             self.rb.load_state_dict(rb_state)
 
 

@@ -13,29 +13,14 @@ are read back from them and keyed by the spec's parameter names.
 from __future__ import annotations
 
 import copy
-import inspect
-import warnings
 
 import torch
 
+from conformance.implementations.introspect import accepts, quiet
 from conformance.interface import SACBatch, SACNetworks, SACOutcome
 
 FLAG = "skip_done_states"
 FLAG_PR = "https://github.com/pytorch/rl/pull/2613"
-
-
-def accepts(cls, name: str) -> bool:
-    """Whether ``cls(...)`` takes keyword ``name`` (walking the MRO past ``**kwargs``)."""
-    for klass in cls.__mro__:
-        init = klass.__dict__.get("__init__")
-        if init is None:
-            continue
-        params = inspect.signature(init).parameters
-        if name in params:
-            return True
-        if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
-            return False
-    return False
 
 
 def _by_suffix(params_td, names):
@@ -142,9 +127,7 @@ class TorchRLSACDoneStates:
     def loss(self, *, networks, batch, skip_done_states, alpha, gamma,
              target_entropy) -> SACOutcome:
         prefix = ("agents",) if batch.layout == "nested" else ()
-        with warnings.catch_warnings():
-            # e.g. "no target network updater": irrelevant to a single evaluation
-            warnings.simplefilter("ignore")
+        with quiet():  # e.g. "no target network updater": irrelevant to a single evaluation
             loss = self._build(networks, prefix, batch.action.shape[-1], skip_done_states,
                                alpha, gamma, target_entropy)
             return self._evaluate(loss, networks, batch)

@@ -9,37 +9,28 @@ Switches by release (read from the class, not the version string):
 
 from __future__ import annotations
 
-import inspect
-import warnings
-
 import torch
+
+from conformance.implementations.introspect import first_accepted, quiet
 
 
 class TanhNormalAPI:
     def __init__(self, dist_cls):
         self.dist_cls = dist_cls
-        self.bound_names = ("min", "max")
-        for klass in dist_cls.__mro__:
-            init = klass.__dict__.get("__init__")
-            if init is None:
-                continue
-            params = inspect.signature(init).parameters
-            if "low" in params or "min" in params:
-                self.bound_names = ("low", "high") if "low" in params else ("min", "max")
-                break
+        # renamed min/max -> low/high across releases
+        low = first_accepted(dist_cls, "low", "min")
+        self.bound_names = ("low", "high") if low == "low" else ("min", "max")
 
     def make(self, loc: torch.Tensor, scale: torch.Tensor, *, low: float = -1.0,
              high: float = 1.0, upscale: float = 5.0, tanh_loc: bool = False):
         lo_name, hi_name = self.bound_names
         kwargs = {lo_name: low, hi_name: high, "upscale": upscale, "tanh_loc": tanh_loc}
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with quiet():
             return self.dist_cls(loc, scale, **kwargs)
 
     def mode(self, dist) -> torch.Tensor:
         get_mode = getattr(dist, "get_mode", None)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with quiet():
             return get_mode() if callable(get_mode) else dist.mode
 
 

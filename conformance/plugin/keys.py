@@ -1,0 +1,14 @@
+"""Where the suite keeps its state on pytest's objects: typed stash keys, no private attributes."""
+
+from __future__ import annotations
+
+import pytest
+
+#: config: the implementations selected for this run (``conformance.implementations.Selected``)
+SELECTED = pytest.StashKey[list]()
+#: config: the expectations files in use, for the header
+EXPECTATION_FILES = pytest.StashKey[list]()
+#: item: the expectations entry that makes this test a known failure
+EXPECTATION = pytest.StashKey[object]()
+#: item: the outcome a skip stands for (``outcomes.NOT_APPLICABLE`` or ``outcomes.UNTESTABLE``)
+SKIP_OUTCOME = pytest.StashKey[str]()

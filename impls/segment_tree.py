@@ -1,0 +1,295 @@
+"""A segment tree in pure torch: several reductions over one set of leaves, O(log N) per batch.
+
+``SegmentTree`` is a complete array tree: ``height`` levels cut into ``branching``-wide blocks
+(at most ``MAX_BRANCHING``, one block per node of the level above) under a top level of at most
+``MAX_TOP`` nodes, whose reduction is the root. A batch of leaf writes recomputes its ancestors
+level by level (``index_select`` the children blocks, reduce, ``index_copy_``), then reduces the
+top whole; prefix-sum sampling descends the top (one block shared by every draw) and then level
+by level (cumulative sum of one block per draw, ``searchsorted``). A buffer of 1e6 items has a
+top of 977 nodes and 2 levels of 32 below it. Each operation costs a fixed number of tensor ops
+per level plus O(MAX_TOP) work: O(log N), whatever the batch size.
+
+No C++ extension: the tree is torch tensors, so it runs on any torch build, CPU or CUDA.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+MAX_BRANCHING = 32
+MAX_TOP = 1024
+_OPS = {"sum": torch.sum, "min": torch.amin, "max": torch.amax}
+_NEUTRAL = {"sum": 0.0, "min": math.inf, "max": -math.inf}
+
+
+class SegmentTree:
+    """A segment tree over ``size`` leaves: ``height`` levels of ``branching``-wide blocks
+    under a top level of at most ``MAX_TOP`` nodes, whose reduction is the root.
+
+    ``reduce`` is ``"sum"``, ``"min"`` or ``"max"``, or one of them per channel (a sequence):
+    a multi-channel tree holds ``[channels, size]`` leaves and reduces each channel with its own
+    operation, with one gather and one scatter per level for all of them. Leaves that were never
+    written (and the padding up to ``top * branching ** height``) hold the neutral element.
+
+    The tree is complete: every node below the top has exactly ``branching`` children, so a
+    descent never leaves the arrays. The top level is reduced whole (a constant-size op) rather
+    than by gathering blocks, which saves a level in every write.
+    """
+
+    def __init__(self, size: int, reduce="sum", *, dtype=torch.float64, device=None,
+                 branching: int | None = None, max_top: int | None = None):
+        if size < 1:
+            raise ValueError(f"size must be >= 1, got {size}")
+        ops = (reduce,) if isinstance(reduce, str) else tuple(reduce)
+        if not ops or any(op not in _OPS for op in ops):
+            raise ValueError(f"reduce must be among {sorted(_OPS)}, got {reduce!r}")
+        height, b, top = _shape(size, branching, max_top)
+        self.size, self.ops, self.branching, self.height, self.top = size, ops, b, height, top
+        self._single = isinstance(reduce, str)
+        # runs of channels sharing an operation: reduced with one call each
+        self._groups: list[tuple[Any, int, int]] = []
+        for c, op in enumerate(ops):
+            if self._groups and self._groups[-1][0] is _OPS[op]:
+                self._groups[-1] = (_OPS[op], self._groups[-1][1], c + 1)
+            else:
+                self._groups.append((_OPS[op], c, c + 1))
+        neutral = torch.tensor([_NEUTRAL[op] for op in ops], dtype=dtype).unsqueeze(1)
+        self._neutral = neutral
+        # levels[0] = leaves, levels[height] = top, levels[height + 1] = root
+        lengths = [top * b ** (height - lvl) for lvl in range(height + 1)] + [1]
+        self.levels = [neutral.expand(len(ops), n).clone().to(device) for n in lengths]
+        self._views_key = None
+        self._sum_views_key = None
+        self._scratch_cache = None
+
+    def _out(self, x: torch.Tensor) -> torch.Tensor:
+        return x[0] if self._single else x
+
+    def _views(self):
+        """Cached views: per level below the top, ``[channels, parents, branching]`` blocks;
+        the path divisors."""
+        key = (self.levels[0].data_ptr(), self.device)
+        if self._views_key != key:
+            c, b = len(self.ops), self.branching
+            self._blocks = [level.view(c, -1, b) for level in self.levels[: self.height]]
+            self._divisors = b ** torch.arange(self.height + 1, device=self.device).unsqueeze(1)
+            top, root = self.levels[self.height], self.levels[-1][:, 0]
+            # per channel group: (op, its part of the top, its part of the root)
+            self._root_parts = [(op, top[lo:hi], root[lo:hi]) for op, lo, hi in self._groups]
+            self._views_key = key
+        return self._blocks, self._divisors
+
+    # ------------------------------------------------------------------------------ reading
+    @property
+    def device(self) -> torch.device:
+        return self.levels[0].device
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.levels[0].dtype
+
+    @property
+    def root(self) -> torch.Tensor:
+        return self._out(self.levels[-1][:, 0])
+
+    @property
+    def leaves(self) -> torch.Tensor:
+        return self._out(self.levels[0][:, : self.size])
+
+    def __getitem__(self, index):
+        index = torch.as_tensor(index, dtype=torch.long, device=self.device)
+        values = self.levels[0].index_select(1, index.reshape(-1))
+        return self._out(values.reshape(len(self.ops), *index.shape))
+
+    def __len__(self) -> int:
+        return self.size
+
+    def query(self, start: int, end: int) -> torch.Tensor:
+        """Reduce the leaves ``[start, end)`` of every channel: O(branching * height + top)."""
+        start, end = max(int(start), 0), min(int(end), self.size)
+        b = self.branching
+        parts = [self._neutral.to(self.device)]
+        for level in self.levels[: self.height]:
+            if start >= end:
+                break
+            left_end = min(-(-start // b) * b, end)
+            right_start = max(end // b * b, left_end)
+            parts += [level[:, start:left_end], level[:, right_start:end]]
+            start, end = -(-start // b), end // b
+        if start < end:
+            parts.append(self.levels[self.height][:, start:end])
+        return self._out(self._reduce(torch.cat(parts, 1)))
+
+    def _reduce(self, x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        """Reduce the last dimension of ``x`` ([channels, ..., n > 0]) channel by channel."""
+        if out is None:
+            out = torch.empty(x.shape[:-1], dtype=x.dtype, device=x.device)
+        for op, lo, hi in self._groups:
+            op(x[lo:hi], -1, out=out[lo:hi])
+        return out
+
+    # ------------------------------------------------------------------------------ writing
+    def path(self, index: torch.Tensor) -> torch.Tensor:
+        """The node indices touched by writing leaves ``index``: one row per level up to the
+        top."""
+        return torch.div(index.unsqueeze(0), self._views()[1], rounding_mode="floor")
+
+    def set(self, index: torch.Tensor, value: torch.Tensor, path=None) -> None:
+        """Write leaves ``index`` (a long tensor without repeats; ``value``: ``[k]`` for a
+        single-channel tree, ``[channels, k]`` otherwise) and recompute their ancestors."""
+        levels, channels = self.levels, len(self.ops)
+        blocks = self._views()[0]
+        if value.dtype != self.dtype:
+            value = value.to(self.dtype)
+        levels[0].index_copy_(1, index, value.reshape(channels, -1))
+        if self.height:
+            path = self.path(index) if path is None else path
+            reduced, groups = self._scratch(index.numel())
+            for low, high, parent in zip(blocks, levels[1 : self.height + 1], path.unbind(0)[1:],
+                                         strict=True):
+                children = low.index_select(1, parent)
+                for op, lo, hi, out in groups:
+                    op(children.narrow(0, lo, hi - lo), -1, out=out)
+                # a parent listed twice is recomputed twice from the same children: same value
+                high.index_copy_(1, parent, reduced)
+        for op, top, root in self._root_parts:
+            op(top, -1, out=root)
+
+    def _scratch(self, k: int):
+        """A ``[channels, k]`` buffer for the reduced blocks and its per-group rows (the last
+        size used is kept: batches usually have one size)."""
+        if self._scratch_cache is None or self._scratch_cache[0].shape[1] != k or \
+                self._scratch_cache[0].device != self.device:
+            reduced = torch.empty((len(self.ops), k), dtype=self.dtype, device=self.device)
+            self._scratch_cache = (reduced, [(op, lo, hi, reduced[lo:hi])
+                                             for op, lo, hi in self._groups])
+        return self._scratch_cache
+
+    def __setitem__(self, index, value) -> None:
+        index = torch.as_tensor(index, dtype=torch.long, device=self.device).reshape(-1)
+        value = torch.as_tensor(value, dtype=self.dtype, device=self.device)
+        if self._single:
+            value = value.reshape(-1).expand(index.numel())
+        else:
+            value = value.reshape(len(self.ops), -1).expand(len(self.ops), index.numel())
+        self.set(index, value)
+
+    def rebuild(self) -> None:
+        """Recompute every inner node from the leaves (O(size))."""
+        for low, high in zip(self._views()[0], self.levels[1 : self.height + 1], strict=True):
+            self._reduce(low, high)
+        for op, top, root in self._root_parts:
+            op(top, -1, out=root)
+
+    def to(self, device) -> SegmentTree:
+        self.levels = [level.to(device) for level in self.levels]
+        return self
+
+    # ---------------------------------------------------------------------------- sampling
+    def scan_lower_bound(self, mass: torch.Tensor, channel: int = 0) -> torch.Tensor:
+        """Per entry of ``mass``, the first leaf whose inclusive prefix sum (of a ``"sum"``
+        channel) exceeds it. Zero leaves are never returned while the total is positive; a
+        mass at or above the total (rounding) returns the last positive leaf."""
+        return self.scan(mass, channel)[0]
+
+    def scan(self, mass: torch.Tensor, channel: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        """``scan_lower_bound`` and the values of the leaves found."""
+        if self.ops[channel] != "sum":
+            raise TypeError("scan_lower_bound needs a sum channel")
+        if self.device.type == "cpu" and not self.levels[-1][channel, 0].item() > 0:
+            raise RuntimeError("non-positive p_sum")
+        return self._scan(torch.as_tensor(mass, device=self.device).to(self.dtype), channel)
+
+    def _scan(self, mass: torch.Tensor, channel: int) -> tuple[torch.Tensor, torch.Tensor]:
+        mass = mass.reshape(-1, 1)
+        # Rounding can put a mass at or above a block's total (the parent was summed in another
+        # order, or the mass is a remainder); the descent then ends on the block's last leaf,
+        # right unless that leaf is empty. Redo such draws keeping each mass below its block's
+        # total. On accelerators the check would sync, so there every draw is guarded.
+        guarded = self.device.type != "cpu"
+        node = self._descend(mass, channel, guarded=guarded)
+        value = self.levels[0][channel].index_select(0, node)
+        if not guarded and not bool(value.all()):
+            node = self._descend(mass, channel, guarded=True)
+            value = self.levels[0][channel].index_select(0, node)
+        return node, value
+
+    def _descend(self, mass, channel, guarded):
+        b = self.branching
+        top, below = self._sum_views(channel)
+        zero = mass.new_zeros(()) if guarded else None
+        # The top level is one block shared by every draw; below it, each draw has its own.
+        inclusive = top.cumsum(0)
+        if guarded:
+            mass = torch.minimum(mass, torch.nextafter(inclusive[-1:], zero)).clamp_min_(0)
+        # the first child whose inclusive sum exceeds the mass (never past the block: a mass at
+        # or above the total, which rounding can produce, goes to the last child)
+        k = torch.searchsorted(inclusive, mass, right=True).clamp_max_(len(top) - 1)
+        mass = mass - torch.take(inclusive - top, k)
+        node = k.view(-1)
+        for level in below:
+            block = level.index_select(0, node)
+            inclusive = block.cumsum(1)
+            if guarded:
+                mass = torch.minimum(mass, torch.nextafter(inclusive[:, -1:], zero))
+                mass = mass.clamp_min_(0)
+            k = torch.searchsorted(inclusive, mass, right=True).clamp_max_(b - 1)
+            mass = mass - (inclusive - block).gather(1, k)
+            node = torch.add(k.view(-1), node, alpha=b)
+        return node
+
+    def _sum_views(self, channel: int):
+        """One channel's top level, then its lower levels as ``[nodes above, branching]``
+        blocks, from the top down."""
+        key = (channel, self.levels[0].data_ptr(), self.device)
+        if self._sum_views_key != key:
+            b = self.branching
+            below = [level[channel].view(-1, b) for level in self.levels[: self.height]]
+            self._sum_views_cache = (self.levels[self.height][channel], below[::-1])
+            self._sum_views_key = key
+        return self._sum_views_cache
+
+
+class _Channel:
+    """One channel of a multi-channel tree, seen as upstream's single tree (``_sum_tree``)."""
+
+    def __init__(self, tree: SegmentTree, channel: int):
+        self.tree, self.channel = tree, channel
+
+    def __getitem__(self, index):
+        return self.tree[index][self.channel]
+
+    def __len__(self) -> int:
+        return self.tree.size
+
+    def query(self, start: int, end: int) -> float:
+        return float(self.tree.query(start, end)[self.channel])
+
+    def scan_lower_bound(self, mass):
+        return self.tree.scan_lower_bound(mass, self.channel)
+
+    @property
+    def device(self) -> torch.device:
+        return self.tree.device
+
+
+def _shape(size: int, branching: int | None, max_top: int | None = None) -> tuple[int, int, int]:
+    """(height, branching, top) of the complete tree over ``top * branching ** height`` >=
+    ``size`` leaves: the fewest levels with at most ``MAX_BRANCHING`` children per node under a
+    top of at most ``MAX_TOP`` nodes, then the smallest branching and top for them."""
+    if branching is not None and int(branching) < 2:
+        raise ValueError(f"branching must be >= 2, got {branching}")
+    b_max = MAX_BRANCHING if branching is None else int(branching)
+    t_max = MAX_TOP if max_top is None else int(max_top)
+    height = 0
+    while t_max * b_max ** height < size:
+        height += 1
+    b = b_max
+    if branching is None and height:
+        b = max(2, math.ceil((size / t_max) ** (1.0 / height)) - 1)
+        while t_max * b ** height < size:
+            b += 1
+    return height, b, -(-size // b ** height)
