@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -154,6 +155,12 @@ def pytest_configure(config):
         dog = watchdog.Watchdog(seconds, None, "main", on_kill=results.record_kill)
     config.pluginmanager.register(watchdog.WatchdogPlugin(dog), "conformance-watchdog")
     config.pluginmanager.register(OutcomeRecorder(dog), "conformance-outcomes")
+
+
+def pytest_unconfigure(config):
+    notes = config.stash.get(keys.NOTES_DIR, None)
+    if notes is not None:
+        shutil.rmtree(notes, ignore_errors=True)
 
 
 @pytest.hookimpl(optionalhook=True)
