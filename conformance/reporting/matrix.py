@@ -31,14 +31,21 @@ ORDER = ["fail", "error", "unexpected pass", "known failure", "untestable", "not
          "skipped", "pass"]
 
 
+def _run_time(doc: dict) -> float:
+    time = doc.get("started", doc.get("finished"))
+    return time if isinstance(time, (int, float)) else float("-inf")
+
+
 def load_rows(paths: Iterable[Path]) -> pd.DataFrame:
     frames = []
     for path in paths:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
         frame = pd.DataFrame(doc["rows"])
         frame["column"] = frame["implementation"] + " " + frame["implementation_version"]
-        frames.append(frame)
-    rows = pd.concat(frames, ignore_index=True)
+        frames.append((_run_time(doc), frame))
+    # runs in the order they ran (stable: files without a time keep the argument order)
+    frames.sort(key=lambda pair: pair[0])
+    rows = pd.concat([frame for _, frame in frames], ignore_index=True)
     # a later run of the same test x implementation replaces an earlier one
     return rows.drop_duplicates(subset=["nodeid", "column"], keep="last")
 
