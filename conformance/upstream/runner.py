@@ -133,7 +133,8 @@ def materialize_git(source: Source) -> Source:
 def install(source: Source, python: str) -> Path:
     """The folder to put on PYTHONPATH, installed once: torchrl (unless the source is a checkout,
     which brings its own), the tensordict of its minor and the pinned helpers."""
-    target = WORK / (source.label if source.install else f"{source.label}-deps")
+    # a checkout's dependencies depend on its version only, not on its commit
+    target = WORK / (source.label if source.install else f"{source.version}-deps")
     stamp = target / ".installed"
     if stamp.is_file():
         return target
@@ -268,7 +269,7 @@ def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, 
             source = materialize_git(source)
     except (SourceError, subprocess.SubprocessError) as exc:
         reason = f"cannot resolve {argument}: {exc}"
-    label = base = _safe(source.label if source else argument)
+    label = base = _safe(source.label if source else Path(argument.rstrip("/")).name or argument)
     number = 1
     while label in taken:  # two sources of one version in one run: both columns kept
         number += 1
