@@ -30,7 +30,7 @@ def results_file(tmp_path):
         _row("f.py::test_na[reference]", "reference", "not applicable"),
     ]
     path = tmp_path / "results.json"
-    path.write_text(json.dumps({"rows": rows}))
+    path.write_text(json.dumps({"schema": 1, "started": 0.0, "finished": 1.0, "rows": rows}))
     return path
 
 
