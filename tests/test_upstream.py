@@ -210,22 +210,53 @@ def test_verdict_reads_expected_and_the_exit_code_never_outcome_names():
     assert runner.verdict([_row("not tested", False)], None) == (False, "NOT TESTED: not tested: why")
 
 
+def _results_file(tmp_path, version, *rows):
+    path = tmp_path / f"{version}.json"
+    full = [{"area": "a", "spec": "s", "parameters": "", "implementation": "torchrl",
+             "implementation_version": version, "expected": True, **row} for row in rows]
+    path.write_text(json.dumps({"schema": 1, "started": 1.0, "finished": 2.0, "rows": full,
+                                "implementations": {"torchrl": version},
+                                "stack": {"torch": "2.13.0", "tensordict": "0.9.1"}}))
+    return path
+
+
+SPEC = "conformance/test_ppo_value_clipping.py"
+NEG = f"{SPEC}::test_negative_clip_value_is_rejected[torchrl]"
+
+
 def test_draft_copies_known_reasons_and_flags_the_rest(tmp_path):
-    results = tmp_path / "r.json"
-    spec = "conformance/test_ppo_value_clipping.py"
-    rows = [
-        {"nodeid": f"{spec}::test_negative_clip_value_is_rejected[torchrl]", "outcome": "fail", "message": "x"},
-        {"nodeid": f"{spec}::test_true_means_clip_epsilon[torchrl-eps=0.3]", "outcome": "fail", "message": "boom"},
-        {"nodeid": f"{spec}::test_true_means_clip_epsilon[torchrl-eps=0.125]", "outcome": "pass", "message": ""},
-    ]
-    results.write_text(json.dumps({"rows": rows, "implementations": {"torchrl": "0.9.2"},
-                                   "stack": {"torch": "2.13.0", "tensordict": "0.9.1"}}))
+    results = _results_file(
+        tmp_path, "0.15.0",
+        {"nodeid": NEG, "outcome": "fail", "message": "x"},
+        {"nodeid": f"{SPEC}::test_true_means_clip_epsilon[torchrl-eps=0.3]", "outcome": "fail",
+         "message": "boom"},
+        {"nodeid": f"{SPEC}::test_true_means_clip_epsilon[torchrl-eps=0.125]", "outcome": "pass",
+         "message": ""},
+        {"nodeid": "conformance/test_prioritized_replay.py::test_p[torchrl]",
+         "outcome": "untestable", "message": "cannot be tested here: no extension"})
     known = ROOT / "conformance" / "expectations" / "torchrl-0.14.1.txt"
     lines = draft_expectations.draft(results, [known])
-    assert f"{spec}::test_negative_clip_value_is_rejected | clip_value is not validated" in "\n".join(lines)
+    assert "include torchrl.txt for 0.15.0" in lines  # the folded form
+    assert f"{SPEC}::test_negative_clip_value_is_rejected | clip_value is not validated" in "\n".join(lines)
     flagged = [line for line in lines if "REVIEW" in line]
-    assert flagged == [f"{spec}::test_true_means_clip_epsilon[torchrl-eps=0.3] | REVIEW: boom | TODO"]
+    assert flagged == [
+        f"{SPEC}::test_true_means_clip_epsilon[torchrl-eps=0.3] | REVIEW: boom | TODO",
+        "untestable: conformance/test_prioritized_replay.py::test_p[torchrl] | REVIEW: cannot be "
+        "tested here: no extension | TODO"]
     drafted = tmp_path / "draft.txt"
     drafted.write_text("\n".join(lines))
     with pytest.raises(exp.ExpectationsError, match="upstream link"):
         exp.parse(drafted, frozenset({"torchrl"}))  # unreviewed drafts cannot be used
+
+
+def test_draft_leaves_out_what_the_shared_file_already_covers_for_the_version(tmp_path):
+    results = _results_file(tmp_path, "0.9.2", {"nodeid": NEG, "outcome": "known failure",
+                                                "message": "x"})
+    lines = draft_expectations.draft(results, [])
+    assert "include torchrl.txt for 0.9.2" in lines and not any(NEG[:40] in x for x in lines)
+
+
+def test_draft_of_a_bad_results_file_is_a_one_line_error(tmp_path, capsys):
+    (tmp_path / "r.json").write_text("[]")
+    assert draft_expectations.main([str(tmp_path / "r.json")]) == 2
+    assert capsys.readouterr().err.strip().endswith("a JSON list, not a results object")
