@@ -19,7 +19,6 @@ bad arguments.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shlex
