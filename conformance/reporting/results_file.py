@@ -35,7 +35,7 @@ def _load(path: Path):
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ResultsFileError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column "
+        raise ResultsFileError(f"{path}: not valid JSON ({exc.msg}: line {exc.lineno}, column "
                                f"{exc.colno}); truncated?") from None
 
 
