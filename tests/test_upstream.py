@@ -192,7 +192,7 @@ def test_pytest_args_are_split_like_a_shell_and_bad_arguments_are_one_line_error
         with pytest.raises(SystemExit) as info:
             runner.parse_args(argv)
         assert info.value.code == 2
-        error = capsys.readouterr().err.strip().splitlines()[-1]
+        (error,) = capsys.readouterr().err.strip().splitlines()  # no usage block: one line
         assert error.startswith("nox -s upstream --: error: "), error
 
 

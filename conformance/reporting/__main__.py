@@ -5,10 +5,10 @@ with exit code 2 and nothing is written. Runs are merged in the order they ran (
 start times), so a later run of a test replaces an earlier one whatever the argument order.
 """
 
-import argparse
 import sys
 from pathlib import Path
 
+from conformance.cli import OneLineErrors
 from conformance.reporting.results_file import ResultsFileError, read
 
 PROG = "python -m conformance.reporting"
@@ -20,7 +20,7 @@ def _error(message: str) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrors(
         prog=PROG,
         description="Build the conformance matrix (Markdown, HTML, CSV) from results files.",
     )

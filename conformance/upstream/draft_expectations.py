@@ -16,11 +16,11 @@ the new release shares with others into ``torchrl.txt``.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections import defaultdict
 from pathlib import Path
 
+from conformance.cli import OneLineErrors
 from conformance.plugin import expectation_file as ef
 from conformance.plugin.expectations import EXPECTATIONS_DIR
 from conformance.reporting.results_file import ResultsFileError, read
@@ -86,7 +86,7 @@ def draft(results: Path, known: list[Path], shared: Path = SHARED) -> list[str]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m conformance.upstream.draft_expectations")
+    parser = OneLineErrors(prog="python -m conformance.upstream.draft_expectations")
     parser.add_argument("results", type=Path)
     parser.add_argument("--known", type=Path, action="append", default=[])
     parser.add_argument("-o", "--output", type=Path)

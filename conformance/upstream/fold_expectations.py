@@ -14,7 +14,6 @@ when the files are not folded. Every release keeps exactly the entries it had.
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from collections import defaultdict
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from conformance.cli import OneLineErrors
 from conformance.files import atomic_write
 from conformance.plugin.expectation_file import ExpectationsError, applies, read
 
@@ -135,7 +135,7 @@ def dropped(directory: Path, impl: str, releases: list[Version]) -> list[str]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m conformance.upstream.fold_expectations",
+    parser = OneLineErrors(prog="python -m conformance.upstream.fold_expectations",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("directory", nargs="?", type=Path, default=DEFAULT_DIR)
     parser.add_argument("--check", action="store_true",

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from conformance import outcomes
+from conformance.cli import OneLineErrors
 from conformance.reporting.results_file import ResultsFileError
 from conformance.reporting.results_file import read as read_results
 from conformance.upstream import not_tested
@@ -219,7 +220,7 @@ def _safe(text: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="nox -s upstream --", description=__doc__,
+    parser = OneLineErrors(prog="nox -s upstream --", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sources", nargs="+", help="releases, wheel files, checkouts, git:REPO@REF")
     parser.add_argument("--base", action="append", default=[], metavar="TORCH=PYTHON",
