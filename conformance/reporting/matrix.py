@@ -32,6 +32,11 @@ ORDER = ["not tested", "fail", "error", "unexpected pass", "untestable", "known 
          "skipped", "pass"]
 
 
+def _run_time(doc: dict) -> float:
+    time = doc.get("started", doc.get("finished"))
+    return time if isinstance(time, (int, float)) else float("-inf")
+
+
 def load_rows(paths: Iterable[Path]) -> pd.DataFrame:
     frames = []
     for path in paths:
@@ -44,8 +49,10 @@ def load_rows(paths: Iterable[Path]) -> pd.DataFrame:
         frame["expected"] = [v is True or v == 1 for v in frame["expected"]]
         if "reruns" not in frame:
             frame["reruns"] = 0
-        frames.append(frame)
-    rows = pd.concat(frames, ignore_index=True)
+        frames.append((_run_time(doc), frame))
+    # runs in the order they ran (stable: files without a time keep the argument order)
+    frames.sort(key=lambda pair: pair[0])
+    rows = pd.concat([frame for _, frame in frames], ignore_index=True)
     # a later run of the same test x implementation replaces an earlier one
     return rows.drop_duplicates(subset=["nodeid", "column"], keep="last")
 
