@@ -137,12 +137,15 @@ def pytest_configure(config):
     config.stash[keys.SURVEYS] = surveys
     entries = _expectation_entries(config, selected)
     config.stash[keys.EXPECTATION_FILES] = sorted({e.source.rsplit(":", 1)[0] for e in entries})
-    if entries:
-        config.pluginmanager.register(exp.ExpectationsPlugin(entries, config.rootpath),
-                                      "conformance-expectations")
     results_path, explicit = _results_path(config)
     seconds = _spec_timeout(config)
     worker = getattr(config, "workerinput", None)
+    if entries:
+        report = exp.raise_problems
+        if worker is not None and "conformance_notes" in worker:
+            report = StaleNotes.writer(Path(worker["conformance_notes"]), worker["workerid"])
+        config.pluginmanager.register(exp.ExpectationsPlugin(entries, config.rootpath, report),
+                                      "conformance-expectations")
     if worker is not None:  # a pytest-xdist worker: the controller collects the rows
         notes = Path(worker["conformance_notes"]) if "conformance_notes" in worker else None
         dog = watchdog.Watchdog(seconds, notes, worker["workerid"])
@@ -152,9 +155,44 @@ def pytest_configure(config):
                                 not config.getoption("no_report"), notes)
         config.pluginmanager.register(results, "conformance-results")
         config.stash[keys.NOTES_DIR] = notes
+        config.pluginmanager.register(StaleNotes(config, notes), "conformance-stale-notes")
         dog = watchdog.Watchdog(seconds, None, "main", on_kill=results.record_kill)
     config.pluginmanager.register(watchdog.WatchdogPlugin(dog), "conformance-watchdog")
     config.pluginmanager.register(OutcomeRecorder(dog), "conformance-outcomes")
+
+
+class StaleNotes:
+    """Under pytest-xdist, stale expectations found by a worker's collection end the run on the
+    controller with the usage error a single process would give (exit code 4)."""
+
+    def __init__(self, config, notes: Path):
+        self.config, self.notes, self.problems = config, notes, ""
+
+    @staticmethod
+    def writer(notes: Path, worker: str):
+        def write(problems: list[str]) -> None:
+            if problems:
+                text = "\n".join(["expectations do not match the suite:", *problems])
+                (notes / f"{worker}.expectations").write_text(text)
+        return write
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids):
+        path = self.notes / f"{node.workerinput['workerid']}.expectations"
+        if path.is_file() and not self.problems:
+            self.problems = path.read_text()
+            dsession = self.config.pluginmanager.getplugin("dsession")
+            if dsession is not None:
+                dsession.shouldstop = "expectations do not match the suite"
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session, exitstatus):
+        if self.problems:
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if self.problems:
+            terminalreporter.write_line("ERROR: " + self.problems, red=True)
 
 
 def pytest_unconfigure(config):

@@ -81,3 +81,13 @@ def test_unlisted_cannot_be_tested_here_fails_the_run(suite):
     replay = [r for r in run.rows() if "prioritized" in r["nodeid"]]
     assert replay and all(r["outcome"] == "untestable" and r["expected"] is False for r in replay)
     assert "C++ trees do not load" in replay[0]["message"]
+
+
+def test_stale_expectation_under_workers_is_the_same_usage_error(suite, tmp_path):
+    stale = tmp_path / "stale.txt"
+    stale.write_text(f"{PPO}::test_nope | a reason | https://example.org/issue\n")
+    run = suite(PPO, "--impl", "reference", "--expectations", str(stale), "-n", "1")
+    assert run.returncode == 4, run.output[-2000:]
+    assert "ERROR: expectations do not match the suite:" in run.output
+    assert "'conformance/test_ppo_value_clipping.py::test_nope' matches no collected test" in run.output
+    assert "INTERNALERROR" not in run.output

@@ -22,6 +22,7 @@ error: an expectation must never silently stop applying.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -65,12 +66,16 @@ def raise_problems(problems: list[str]) -> None:
 class ExpectationsPlugin:
     """Marks expected results at collection and checks that every entry still applies."""
 
-    def __init__(self, entries: list[Entry], rootpath: Path):
+    def __init__(self, entries: list[Entry], rootpath: Path,
+                 report_stale: Callable[[list[str]], None] = raise_problems):
         # static problems first, before anything is collected
         raise_problems(staleness.duplicates(entries)
                        + staleness.missing_test_files(entries, rootpath))
         self.entries = entries
         self.rootpath = rootpath
+        # a pytest-xdist worker cannot raise a usage error from collection (xdist turns it into
+        # an INTERNALERROR): it hands the problems to the controller instead
+        self.report_stale = report_stale
 
     @pytest.hookimpl(tryfirst=True)  # before -k/-m/--deselect: they filter what runs, not what exists
     def pytest_collection_modifyitems(self, session, config, items):
@@ -83,4 +88,4 @@ class ExpectationsPlugin:
                 apply(item, entry)
         selections = staleness.selections_from_args(
             config.args, Path(config.invocation_params.dir), config.rootpath)
-        raise_problems(staleness.stale(self.entries, collected, selections))
+        self.report_stale(staleness.stale(self.entries, collected, selections))
