@@ -46,7 +46,9 @@ def threads() -> int:
 
 @functools.cache
 def _selected() -> dict[str, object]:
-    return {s.id: s.obj for s in resolve(",".join(IMPLEMENTATIONS))}
+    # keyed by the name as given (asv params and report columns), not by the registry's id
+    chosen = resolve(",".join(IMPLEMENTATIONS))
+    return {name: s.obj for name, s in zip(IMPLEMENTATIONS, chosen, strict=True)}
 
 
 def area_of(implementation: str, area: str):

@@ -11,14 +11,23 @@ cannot run here is skipped with the reason, and reported as not measured.
 
 from __future__ import annotations
 
+import json
 import os
+import time
 
 import pytest
 
 from benchmarks import common, suite
 
 DEVICE_VAR = "TORCHRL_CONFORMANCE_BENCH_DEVICE"
+SKIPS_VAR = "TORCHRL_CONFORMANCE_BENCH_SKIPS"  # where skip reasons go, one JSON line each
+#: a point whose single call takes longer is not measured here (asv has it): it would take the
+#: run past its few minutes (TorchRL's get_mode() at 1e5 takes tens of seconds a call)
+MAX_CALL_VAR = "TORCHRL_CONFORMANCE_BENCH_MAX_CALL"
+MAX_CALL_DEFAULT = 3.0
 FRESH_STATE_ROUNDS = 30
+SLOW = 0.05  # seconds: above this a call is timed in fixed rounds, not calibrated ones
+SLOW_ROUNDS = 5
 
 
 def _label(params: dict) -> str:
@@ -42,10 +51,35 @@ def test_workload(benchmark, area, workload, implementation, params):
                                 size_key=workload.size_key)
     try:
         timed = workload.build(implementation, device, **params)
+        probe = _probe(timed)
+        limit = float(os.environ.get(MAX_CALL_VAR, MAX_CALL_DEFAULT))
+        if probe > limit:
+            raise NotImplementedError(f"one call takes {probe:.1f} s, over the side-by-side "
+                                      f"budget of {limit:g} s a call (asv measures it)")
     except NotImplementedError as exc:
+        _record_skip(benchmark.extra_info, str(exc))
         pytest.skip(str(exc))
-    if timed.before is None:
-        benchmark(timed.call)
-    else:
+    if timed.before is not None:
         benchmark.pedantic(timed.call, setup=timed.before, rounds=FRESH_STATE_ROUNDS,
                            iterations=1, warmup_rounds=0)
+    elif probe > SLOW:
+        benchmark.pedantic(timed.call, rounds=SLOW_ROUNDS, iterations=1, warmup_rounds=0)
+    else:
+        benchmark(timed.call)
+
+
+def _probe(timed) -> float:
+    """Seconds of one untimed-for-the-record call (also the warm-up)."""
+    if timed.before is not None:
+        timed.before()
+    start = time.perf_counter()
+    timed.call()
+    return time.perf_counter() - start
+
+
+def _record_skip(info: dict, reason: str) -> None:
+    if os.environ.get(SKIPS_VAR):
+        with open(os.environ[SKIPS_VAR], "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"workload": info["workload"],
+                                 "implementation": info["implementation"],
+                                 "params": info["params"], "reason": reason}) + "\n")
