@@ -29,6 +29,10 @@ SEED = 20261122
 #: torch intra-op threads inside every benchmark. One by default: on small shared machines
 #: two-thread kernels on tiny tensors swing by up to 10x and make ratios meaningless.
 THREADS_VAR = "TORCHRL_CONFORMANCE_BENCH_THREADS"
+# how `python -m benchmarks.run` tells the side-by-side pytest run what to do
+DEVICE_VAR = "TORCHRL_CONFORMANCE_BENCH_DEVICE"  # cpu or cuda
+SKIPS_VAR = "TORCHRL_CONFORMANCE_BENCH_SKIPS"  # file for skip reasons, one JSON line each
+MAX_CALL_VAR = "TORCHRL_CONFORMANCE_BENCH_MAX_CALL"  # seconds a call may take (default 3)
 
 
 def implementation_names() -> list[str]:

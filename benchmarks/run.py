@@ -12,6 +12,7 @@ asv (history across commits and releases) reads the same workloads; see the READ
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -29,9 +30,7 @@ BASELINE = "torchrl"  # ratios are <implementation> / torchrl when torchrl is se
 
 
 def run_pytest(impl: str, device: str, keyword: str | None, max_time: float) -> int:
-    from benchmarks.common import THREADS_VAR
-    from benchmarks.side_by_side import DEVICE_VAR, SKIPS_VAR
-
+    from benchmarks.common import DEVICE_VAR, SKIPS_VAR, THREADS_VAR
     from conformance.implementations import ENV_VAR
 
     PLOTS.mkdir(parents=True, exist_ok=True)
@@ -160,7 +159,7 @@ def plot(points, impls: list[str], device: str) -> list[Path]:
         drawn = False
         others = {k: v for k, v in workload.params.items() if k != size}
         fixed = [dict(zip(others, combo, strict=True)) for combo in
-                 __import__("itertools").product(*others.values())]
+                 itertools.product(*others.values())]
         for impl in impls if workload.area else [None]:
             for rest in fixed:
                 xs, ys, lo, hi = [], [], [], []
@@ -222,8 +221,13 @@ def write_report(command: str, seconds: float | None) -> Path:
         "", "## Ratios", "", *ratio_table(points, impls, device),
         "", "## Targets (measured in this run, not asserted)", "",
     ]
-    for area, target in suite.targets():
-        lines += target.lines(points, impls)
+    from conformance.areas import AREAS
+
+    for area, targets in itertools.groupby(suite.targets(), key=lambda pair: pair[0]):
+        lines += [f"**{AREAS[area]}**", ""]
+        for _, target in targets:
+            lines += target.lines(points, impls)
+        lines.append("")
     lines += ["", "## Points", *point_tables(points, impls, device, read_skips())]
     plots = plot(points, impls, device)
     lines += ["", "## Scaling plots", ""]

@@ -18,12 +18,10 @@ import time
 import pytest
 
 from benchmarks import common, suite
+from benchmarks.common import DEVICE_VAR, MAX_CALL_VAR, SKIPS_VAR
 
-DEVICE_VAR = "TORCHRL_CONFORMANCE_BENCH_DEVICE"
-SKIPS_VAR = "TORCHRL_CONFORMANCE_BENCH_SKIPS"  # where skip reasons go, one JSON line each
 #: a point whose single call takes longer is not measured here (asv has it): it would take the
 #: run past its few minutes (TorchRL's get_mode() at 1e5 takes tens of seconds a call)
-MAX_CALL_VAR = "TORCHRL_CONFORMANCE_BENCH_MAX_CALL"
 MAX_CALL_DEFAULT = 3.0
 FRESH_STATE_ROUNDS = 30
 SLOW = 0.05  # seconds: above this a call is timed in fixed rounds, not calibrated ones
