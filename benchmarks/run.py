@@ -26,17 +26,19 @@ REPORT = ROOT / "reports" / "benchmarks.md"
 PLOTS = ROOT / "reports" / "benchmarks"
 RESULTS = PLOTS / "side_by_side.json"
 SKIPS = PLOTS / "side_by_side_skips.jsonl"
+PREVIOUS = PLOTS / "side_by_side.previous.json"  # the run before, for the repeatability check
 BASELINE = "torchrl"  # ratios are <implementation> / torchrl when torchrl is selected
 
 
-def run_pytest(impl: str, device: str, keyword: str | None, max_time: float) -> int:
-    from benchmarks.common import DEVICE_VAR, SKIPS_VAR, THREADS_VAR
+def run_pytest(impl: str, device: str, keyword: str | None, max_time: float,
+               max_call: float) -> int:
+    from benchmarks.common import DEVICE_VAR, MAX_CALL_VAR, SKIPS_VAR, THREADS_VAR
     from conformance.implementations import ENV_VAR
 
     PLOTS.mkdir(parents=True, exist_ok=True)
     SKIPS.unlink(missing_ok=True)
     env = {**os.environ, ENV_VAR: impl, DEVICE_VAR: device, SKIPS_VAR: str(SKIPS),
-           "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0",
+           MAX_CALL_VAR: str(max_call), "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0",
            THREADS_VAR: os.environ.get(THREADS_VAR, "1")}
     cmd = [sys.executable, "-m", "pytest", str(ROOT / "benchmarks" / "side_by_side.py"),
            "-p", "no:cacheprovider", "-q", "-rs", f"--benchmark-json={RESULTS}",
@@ -197,7 +199,7 @@ def _stack() -> str:
     return ", ".join(f"{p} {installed_version(p)}" for p in ("torch", "torchrl", "tensordict"))
 
 
-def write_report(command: str, seconds: float | None) -> Path:
+def write_report(command: str, seconds: float | None, previous: Path | None = None) -> Path:
     from benchmarks import suite
     from benchmarks.common import threads
     from conformance.files import atomic_write
@@ -228,6 +230,12 @@ def write_report(command: str, seconds: float | None) -> Path:
         for _, target in targets:
             lines += target.lines(points, impls)
         lines.append("")
+    if previous is not None:
+        from benchmarks.repeatability import compare
+
+        lines += ["## Repeatability against the previous full run", "",
+                  f"`{previous.relative_to(ROOT)}` against this run: "
+                  + "\n".join(compare(previous, RESULTS)), ""]
     lines += ["", "## Points", *point_tables(points, impls, device, read_skips())]
     plots = plot(points, impls, device)
     lines += ["", "## Scaling plots", ""]
@@ -247,6 +255,8 @@ def main(argv=None) -> int:
     parser.add_argument("-k", dest="keyword", help="pytest -k expression over the point ids")
     parser.add_argument("--max-time", type=float, default=0.25,
                         help="seconds pytest-benchmark spends on one point (default 0.25)")
+    parser.add_argument("--max-call", type=float, default=3.0,
+                        help="a point whose single call takes longer is n/a (default 3 s)")
     parser.add_argument("--report-only", action="store_true",
                         help=f"rebuild the report from {RESULTS.relative_to(ROOT)}")
     args = parser.parse_args(argv)
@@ -257,14 +267,17 @@ def main(argv=None) -> int:
         return 4
     status, seconds = 0, None
     if not args.report_only:
+        if RESULTS.is_file() and not args.keyword:
+            RESULTS.replace(PREVIOUS)
         start = time.monotonic()
-        status = run_pytest(",".join(_names(args.impl)), args.device, args.keyword, args.max_time)
+        status = run_pytest(",".join(_names(args.impl)), args.device, args.keyword, args.max_time,
+                            args.max_call)
         seconds = time.monotonic() - start
         if not RESULTS.is_file():
             print(f"ERROR: pytest-benchmark wrote no results (exit code {status})", file=sys.stderr)
             return status or 1
     command = "nox -s bench" + (f" -- {' '.join(argv)}" if argv else "")
-    print(f"report: {write_report(command, seconds)}")
+    print(f"report: {write_report(command, seconds, PREVIOUS if PREVIOUS.is_file() else None)}")
     return status
 
 

@@ -26,6 +26,7 @@ MAX_CALL_DEFAULT = 3.0
 FRESH_STATE_ROUNDS = 30
 SLOW = 0.05  # seconds: above this a call is timed in fixed rounds, not calibrated ones
 SLOW_ROUNDS = 5
+_OVER_BUDGET: dict = {}  # (workload, implementation, other params) -> (size, seconds) too slow
 
 
 def _label(params: dict) -> str:
@@ -47,11 +48,18 @@ def test_workload(benchmark, area, workload, implementation, params):
     benchmark.extra_info.update(area=area, workload=workload.name, implementation=implementation,
                                 device=device, params={k: str(v) for k, v in params.items()},
                                 size_key=workload.size_key)
+    limit = float(os.environ.get(MAX_CALL_VAR, MAX_CALL_DEFAULT))
+    series = (workload.name, implementation,
+              tuple((k, v) for k, v in params.items() if k != workload.size_key))
     try:
+        if series in _OVER_BUDGET:  # grids grow: a larger size would only take longer
+            size, seconds = _OVER_BUDGET[series]
+            raise NotImplementedError(f"{workload.size_key}={size} already took {seconds:.1f} s "
+                                      f"a call, over the side-by-side budget of {limit:g} s")
         timed = workload.build(implementation, device, **params)
         probe = _probe(timed)
-        limit = float(os.environ.get(MAX_CALL_VAR, MAX_CALL_DEFAULT))
         if probe > limit:
+            _OVER_BUDGET[series] = (params[workload.size_key], probe)
             raise NotImplementedError(f"one call takes {probe:.1f} s, over the side-by-side "
                                       f"budget of {limit:g} s a call (asv measures it)")
     except NotImplementedError as exc:
