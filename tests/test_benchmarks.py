@@ -139,3 +139,17 @@ def test_points_key_parameters_by_their_text():
     points.add("w", "reference", "cpu", {"size": "100", "skip": "True"}, Stats(1, 2, 3, 4))
     assert points.median("w", "reference", size=100, skip=True) == 2
     assert points.median("w", "torchrl", size=100, skip=True) is None
+
+
+def test_repeatability_flags_points_above_100us_that_moved_more_than_20_percent(tmp_path):
+    from benchmarks.repeatability import compare
+
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    rows = [("w", {"size": "1"}, 1e-3, 1.1e-3), ("w", {"size": "2"}, 1e-3, 1.5e-3),
+            ("w", {"size": "3"}, 1e-5, 1e-4 * 0.5)]  # both below 100 µs: timer noise, ignored
+    first.write_text(json.dumps({"benchmarks": [_bench(w, "reference", p, a) for w, p, a, _ in rows]}))
+    second.write_text(json.dumps({"benchmarks": [_bench(w, "reference", p, b) for w, p, _, b in rows]}))
+    lines = compare(first, second)
+    assert lines[0].startswith("2 points above 100 µs measured in both runs")
+    assert lines[0].endswith("1 outside ±20%")
+    assert lines[1:] == ["  - `w` reference size=2: 1.50"]
