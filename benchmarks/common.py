@@ -44,6 +44,18 @@ def implementation_names() -> list[str]:
 IMPLEMENTATIONS = implementation_names()
 
 
+TIMER_VAR = "TORCHRL_CONFORMANCE_BENCH_TIMER"  # "cpu" (default) or "wall" (needed on CUDA)
+
+
+def timer():
+    """asv's clock. The process's CPU time by default: with one thread, other processes on a
+    shared machine barely change it (wall time swings several-fold). Wall time for the cuda
+    points, whose work happens outside the process: ``TORCHRL_CONFORMANCE_BENCH_TIMER=wall``."""
+    import time
+
+    return time.perf_counter if os.environ.get(TIMER_VAR) == "wall" else time.process_time
+
+
 def threads() -> int:
     return int(os.environ.get(THREADS_VAR, "1"))
 

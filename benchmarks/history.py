@@ -83,13 +83,56 @@ def run(release: str, bench: str | None, quick: bool) -> int:
     return subprocess.run(cmd, cwd=ROOT).returncode
 
 
+def table(benchmark: str, results_dir: Path | None = None) -> list[str]:
+    """A markdown table of ``benchmark``'s cpu medians by release, read from asv's results of
+    this checkout's history environments (newest result file per release)."""
+    import itertools
+    import json
+
+    results_dir = results_dir or ROOT / "reports" / "asv" / "results"
+    by_release: dict[str, dict] = {}
+    for path in sorted(results_dir.glob("*/*.json"), key=lambda p: p.stat().st_mtime):
+        marker = "_asv_history_torchrl-"
+        if marker not in path.name:
+            continue
+        release = path.name.split(marker)[1].split("_bin_python")[0]
+        document = json.loads(path.read_text())
+        entry = document["results"].get(benchmark)
+        if entry is not None:
+            record = dict(zip(document["result_columns"], entry, strict=False))
+            by_release[release] = record
+    if not by_release:
+        return [f"no history results for {benchmark}"]
+    some = next(iter(by_release.values()))
+    grids = [[v.strip("'") for v in axis] for axis in some["params"]]
+    points = [combo for combo in itertools.product(*grids) if "cuda" not in combo]
+    releases = sorted(by_release, key=lambda r: tuple(int(x) for x in r.split(".")))
+    lines = ["| parameters | " + " | ".join(f"torchrl {r}" for r in releases) + " |",
+             "|---|" + "---|" * len(releases)]
+    for combo in points:
+        cells = []
+        for release in releases:
+            record = by_release[release]
+            index = list(itertools.product(*[[v.strip("'") for v in a] for a in record["params"]]))
+            value = record["result"][index.index(combo)] if combo in index else None
+            cells.append("n/a" if value is None or value != value else f"{value * 1e3:.3g} ms")
+        lines.append(f"| {', '.join(combo)} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.history", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("releases", nargs="*", default=RELEASES)
     parser.add_argument("--bench", help="regex of benchmarks (asv --bench)")
     parser.add_argument("--quick", action="store_true", help="one sample a point (asv --quick)")
+    parser.add_argument("--table", metavar="BENCHMARK",
+                        help="print the recorded history of BENCHMARK (e.g. bench_prioritized_"
+                             "replay.ExtendOverMax.time_extend_over_max) and run nothing")
     args = parser.parse_args(argv)
+    if args.table:
+        print("\n".join(table(args.table)))
+        return 0
     from conformance.upstream.sources import SourceError
 
     subprocess.run([sys.executable, "-m", "asv", "machine", "--yes"], cwd=ROOT, check=True,

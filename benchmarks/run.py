@@ -30,6 +30,13 @@ PREVIOUS = PLOTS / "side_by_side.previous.json"  # the run before, for the repea
 BASELINE = "torchrl"  # ratios are <implementation> / torchrl when torchrl is selected
 
 
+def timer_for(device: str) -> str:
+    """CPU time of this single-threaded process on the CPU: other processes on a shared machine
+    take wall time from it but barely change its CPU time. Wall time on CUDA, where the work
+    happens outside the process's CPU time (each call ends with a synchronize)."""
+    return "time.process_time" if device == "cpu" else "time.perf_counter"
+
+
 def run_pytest(impl: str, device: str, keyword: str | None, max_time: float,
                max_call: float) -> int:
     from benchmarks.common import DEVICE_VAR, MAX_CALL_VAR, SKIPS_VAR, THREADS_VAR
@@ -43,7 +50,8 @@ def run_pytest(impl: str, device: str, keyword: str | None, max_time: float,
     cmd = [sys.executable, "-m", "pytest", str(ROOT / "benchmarks" / "side_by_side.py"),
            "-p", "no:cacheprovider", "-q", "-rs", f"--benchmark-json={RESULTS}",
            f"--benchmark-max-time={max_time}", "--benchmark-min-rounds=3",
-           "--benchmark-columns=min,median,max,rounds", "--benchmark-sort=name"]
+           "--benchmark-columns=min,median,max,rounds", "--benchmark-sort=name",
+           f"--benchmark-timer={timer_for(device)}"]
     if keyword:
         cmd += ["-k", keyword]
     print("+", " ".join(cmd), flush=True)
@@ -217,9 +225,12 @@ def write_report(command: str, seconds: float | None, previous: Path | None = No
         f"({machine.get('cpu', {}).get('brand_raw', '?')}).",
         "",
         "Every implementation of a point is measured in this one process, one after the other "
-        "(pytest-benchmark, calibrated rounds). Times are medians with the min – max over the "
-        "rounds; ratios divide medians measured in this run. Absolute times on a shared machine "
-        "are noise: quote ratios. Below 1: faster than the baseline.",
+        "(pytest-benchmark, calibrated rounds). Times are "
+        + ("the process's CPU time (one thread: other processes on the machine barely change "
+           "it)" if device == "cpu" else "wall time")
+        + ", medians with the min – max over the rounds; ratios divide medians measured in "
+        "this run. Absolute times on a shared machine are noise: quote ratios. Below 1: faster "
+        "than the baseline.",
         "", "## Ratios", "", *ratio_table(points, impls, device),
         "", "## Targets (measured in this run, not asserted)", "",
     ]
