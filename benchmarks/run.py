@@ -58,6 +58,14 @@ def run_pytest(impl: str, device: str, keyword: str | None, max_time: float,
     return subprocess.run(cmd, cwd=ROOT, env=env).returncode
 
 
+def compact(path: Path) -> None:
+    """Drop pytest-benchmark's per-round samples (megabytes; the report needs the statistics)."""
+    document = json.loads(path.read_text())
+    for bench in document.get("benchmarks", []):
+        bench.get("stats", {}).pop("data", None)
+    path.write_text(json.dumps(document, indent=1) + "\n")
+
+
 def load(path: Path | None = None):
     """(document, Points, implementations in run order) from a pytest-benchmark JSON."""
     from benchmarks.targets import Points, Stats
@@ -287,6 +295,7 @@ def main(argv=None) -> int:
         if not RESULTS.is_file():
             print(f"ERROR: pytest-benchmark wrote no results (exit code {status})", file=sys.stderr)
             return status or 1
+        compact(RESULTS)
     command = "nox -s bench" + (f" -- {' '.join(argv)}" if argv else "")
     print(f"report: {write_report(command, seconds, PREVIOUS if PREVIOUS.is_file() else None)}")
     return status
