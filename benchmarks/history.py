@@ -92,7 +92,7 @@ def table(benchmark: str, results_dir: Path | None = None) -> list[str]:
     results_dir = results_dir or ROOT / "reports" / "asv" / "results"
     by_release: dict[str, dict] = {}
     for path in sorted(results_dir.glob("*/*.json"), key=lambda p: p.stat().st_mtime):
-        marker = "_asv_history_torchrl-"
+        marker = "asv_history_torchrl-"
         if marker not in path.name:
             continue
         release = path.name.split(marker)[1].split("_bin_python")[0]

@@ -153,3 +153,18 @@ def test_repeatability_flags_points_above_100us_that_moved_more_than_20_percent(
     assert lines[0].startswith("2 points above 100 µs measured in both runs")
     assert lines[0].endswith("1 outside ±20%")
     assert lines[1:] == ["  - `w` reference size=2: 1.50"]
+
+
+def test_history_table_reads_asv_results_by_release(tmp_path):
+    from benchmarks.history import table
+
+    name = "bench_prioritized_replay.ExtendOverMax.time_extend_over_max"
+    (tmp_path / "vm").mkdir()
+    for release, values in (("0.14.1", [1e-3, 2e-3, None, None]),
+                            ("0.6.0", [float("nan"), float("nan"), None, None])):
+        path = tmp_path / "vm" / f"abc-existing-py_x_.asv_history_torchrl-{release}_bin_python.json"
+        path.write_text(json.dumps({"result_columns": ["result", "params"], "results": {
+            name: [values, [["'reference'"], ["'cpu'", "'cuda'"], ["1000", "1000000"]]]}}))
+    assert table(name, tmp_path) == [
+        "| parameters | torchrl 0.6.0 | torchrl 0.14.1 |", "|---|---|---|",
+        "| reference, cpu, 1000 | n/a | 1 ms |", "| reference, cpu, 1000000 | n/a | 2 ms |"]
