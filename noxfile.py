@@ -97,11 +97,24 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def bench(session: nox.Session) -> None:
-    """asv benchmarks on the current stack (quick by default), then reports/benchmarks.md."""
+    """Every workload on the reference and the installed TorchRL side by side (pytest-benchmark,
+    one process, one thread), then reports/benchmarks.md and the scaling plots.
+
+    Arguments go to ``python -m benchmarks.run``: ``--impl``, ``--device cuda``, ``-k EXPR``.
+    """
     bench_extra = list(PYPROJECT["project"]["optional-dependencies"]["bench"])
     python = stack_python(session, bench_extra)
-    args = list(session.posargs) or ["--quick"]
-    _run(session, python, "-m", "benchmarks.run", *args)
+    _run(session, python, "-m", "benchmarks.run", *session.posargs)
+
+
+@nox.session(venv_backend="none", default=False)
+def bench_smoke(session: nox.Session) -> None:
+    """The documented asv commands, run for real (asv check on the project; asv run, publish
+    and continuous on a tiny throw-away project): a few minutes, not part of ``tests``."""
+    bench_extra = list(PYPROJECT["project"]["optional-dependencies"]["bench"])
+    python = stack_python(session, bench_extra)
+    _run(session, python, "-m", "pytest", "tests/asv_smoke.py", "-p", "no:cacheprovider",
+         *session.posargs)
 
 
 RELEASES = ["0.6.0", "0.7.2", "0.8.1", "0.9.2", "0.10.1", "0.11.1", "0.12.0", "0.13.3", "0.14.1"]

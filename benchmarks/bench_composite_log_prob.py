@@ -1,114 +1,117 @@
-"""Aggregate log-prob of a composite action (asv).
+"""§2 Composite distribution log-prob: heads ``action1: Categorical(8)`` and ``action2:
+Categorical(1)`` under the nested ``"action"`` key, float32 logits over a batch of ``size``.
 
-The seed configuration of §2: heads ``action1: Categorical(8)`` and ``action2: Categorical(1)``
-under the nested ``"action"`` key, a batch of ``size`` float32 logits. ``time_log_prob`` is what
-a PPO update does with the composite distribution: build it from the parameter tensordict and
-take the aggregate log-prob of the stored sample (``set_composite_lp_aggregate(True)``);
-``reference`` is ``impls.CompositeDistribution``, ``torchrl`` is tensordict's
-``CompositeDistribution`` (the one TorchRL uses). ``time_raw_log_softmax_gather`` is the floor
-both are compared against: ``sum_h log_softmax(logits_h).gather(action_h)`` on the same tensors.
-
-Run side by side in one process with ``python -m benchmarks.bench_composite_log_prob``.
+- ``log_prob``: the interface call ``area.log_prob(heads, actions, sample_batch_shape=...)``
+  (builds the distribution, scores the sample aggregated and per head). Any implementation.
+- ``distribution_log_prob``: what a PPO update does with the distribution itself: build it from
+  the parameter tensordict and take the aggregate log-prob of the stored sample. The interface
+  has no such call (its ``log_prob`` also returns per-head values, for the specs), so this
+  workload uses the distribution class the area wraps (``area.dist_cls``, exposed by the
+  adapters of the reference and of TorchRL; n/a for an implementation without it). The target
+  is about this cost.
+- ``raw_log_softmax_gather``: the floor, ``sum_h log_softmax(logits_h).gather(action_h)``.
 """
 
 from __future__ import annotations
 
-from benchmarks.common import DEVICES, IMPLEMENTATIONS, SEED, require, synchronize
+from benchmarks.common import SEED, library_attribute, synchronize
+from benchmarks.targets import Target, ratio
+from benchmarks.workload import Timed, Workload, asv_class
 
 SIZES = [100, 1_000, 10_000, 100_000]
 HEADS = {"action1": 8, "action2": 1}
 
 
-def _composite_class(implementation: str):
-    if implementation == "reference":
-        from impls import CompositeDistribution
-    else:
-        from tensordict.nn import CompositeDistribution
-    return CompositeDistribution
+def _tensors(size, dev):
+    import torch
+
+    g = torch.Generator().manual_seed(SEED)
+    logits = {h: torch.randn(size, n, generator=g).to(dev) for h, n in HEADS.items()}
+    actions = {h: torch.randint(n, (size,), generator=g).to(dev) for h, n in HEADS.items()}
+    return logits, actions
 
 
-class CompositeLogProb:
-    params = [IMPLEMENTATIONS, DEVICES, SIZES]
-    param_names = ["implementation", "device", "size"]
+def _log_prob(area, dev, *, size):
+    from conformance.interface import CompositeHead
 
-    def setup(self, implementation, device, size):
-        device = require(implementation, device)
-        import torch
-        from tensordict import TensorDict
+    logits, actions = _tensors(size, dev)
+    heads = {h: CompositeHead("categorical", {"logits": x}) for h, x in logits.items()}
+
+    def call():
+        area.log_prob(heads, actions, sample_batch_shape=(size,))
+        synchronize(dev)
+
+    return Timed(call)
+
+
+def _distribution_log_prob(area, dev, *, size):
+    import torch
+    from tensordict import TensorDict
+
+    dist_cls = library_attribute(area, "dist_cls", "the composite distribution class it wraps")
+    logits, actions = _tensors(size, dev)
+    params = TensorDict({h: {"logits": x} for h, x in logits.items()}, [size], device=dev)
+    sample = TensorDict({"action": actions}, [size], device=dev)
+    distribution_map = {h: torch.distributions.Categorical for h in HEADS}
+    name_map = {h: ("action", h) for h in HEADS}
+    try:
         from tensordict.nn import set_composite_lp_aggregate
+    except ImportError:  # tensordict < 0.7 (torchrl 0.6): aggregation is a keyword instead
 
-        self.device = device
-        try:
-            self.cls = _composite_class(implementation)
-        except ImportError as exc:  # the reference subclasses tensordict's / TorchRL's classes
-            raise NotImplementedError(f"{implementation} does not import: {exc}") from None
-        g = torch.Generator().manual_seed(SEED)
-        logits = {h: torch.randn(size, n, generator=g).to(device) for h, n in HEADS.items()}
-        actions = {h: torch.randint(n, (size,), generator=g).to(device) for h, n in HEADS.items()}
-        self.logits, self.actions = logits, actions
-        self.params = TensorDict({h: {"logits": x} for h, x in logits.items()}, [size], device=device)
-        self.sample = TensorDict({"action": actions}, [size], device=device)
-        self.distribution_map = {h: torch.distributions.Categorical for h in HEADS}
-        self.name_map = {h: ("action", h) for h in HEADS}
-        self.aggregate = set_composite_lp_aggregate(True)
-        self.torch = torch
+        def aggregate():
+            dist = dist_cls(params, distribution_map=distribution_map, name_map=name_map)
+            return dist.log_prob(sample, aggregate_probabilities=True)
+    else:
 
-    def _log_prob(self):
-        with self.aggregate:
-            dist = self.cls(self.params, distribution_map=self.distribution_map, name_map=self.name_map)
-            return dist.log_prob(self.sample)
+        def aggregate():
+            with set_composite_lp_aggregate(True):
+                dist = dist_cls(params, distribution_map=distribution_map, name_map=name_map)
+                return dist.log_prob(sample)
 
-    def time_log_prob(self, implementation, device, size):
-        self._log_prob()
-        synchronize(self.device)
+    def call():
+        aggregate()
+        synchronize(dev)
 
-    def time_raw_log_softmax_gather(self, implementation, device, size):
-        torch = self.torch
+    return Timed(call)
+
+
+def _raw(area, dev, *, size):
+    import torch
+
+    logits, actions = _tensors(size, dev)
+
+    def call():
         total = 0.0
-        for h, x in self.logits.items():
-            total = total + torch.log_softmax(x, -1).gather(-1, self.actions[h].unsqueeze(-1)).squeeze(-1)
-        synchronize(self.device)
-        return total
+        for h, x in logits.items():
+            total = total + torch.log_softmax(x, -1).gather(-1, actions[h].unsqueeze(-1))
+        synchronize(dev)
 
-    def track_max_abs_error_vs_raw(self, implementation, device, size):
-        """|aggregate - raw gather sum|, max over the batch (accuracy, not time)."""
-        raw = self.time_raw_log_softmax_gather(implementation, device, size)
-        got = self._log_prob()
-        return float((got.reshape(raw.shape) - raw).abs().max()) if got.numel() == raw.numel() else float("inf")
-
-    track_max_abs_error_vs_raw.unit = "nats"
+    return Timed(call)
 
 
-def _side_by_side(repeat: int = 30, budget: float = 0.02) -> None:
-    """Best-of-``repeat`` time per call of every implementation and of the raw floor, in one
-    process. Measurements are interleaved (raw, reference, torchrl, raw, ...) so that a busy
-    machine slows them alike, and the minimum is kept (contention only ever adds time)."""
-    import timeit
+LOG_PROB = Workload("log_prob", "composite_log_prob", {"size": SIZES}, _log_prob,
+                    doc="interface log_prob: aggregate and per-head log-probs of a sample")
+DISTRIBUTION = Workload("distribution_log_prob", "composite_log_prob", {"size": SIZES},
+                        _distribution_log_prob,
+                        doc="build the composite distribution, aggregate log-prob of a sample")
+RAW = Workload("raw_log_softmax_gather", None, {"size": SIZES}, _raw,
+               doc="sum over heads of log_softmax(logits).gather(action): the floor")
+WORKLOADS = [LOG_PROB, DISTRIBUTION, RAW]
 
-    print(f"{'size':>8} {'raw gather':>12} " + " ".join(f"{i:>12} {'ratio':>6}" for i in IMPLEMENTATIONS))
-    for size in SIZES:
-        calls = {}
-        for implementation in IMPLEMENTATIONS:
-            bench = CompositeLogProb()
-            try:
-                bench.setup(implementation, "cpu", size)
-            except NotImplementedError:
-                continue
-            calls.setdefault("raw", lambda b=bench, n=size: b.time_raw_log_softmax_gather(None, "cpu", n))
-            calls[implementation] = lambda b=bench, n=size: b.time_log_prob(None, "cpu", n)
-        numbers = {}
-        for name, call in calls.items():
-            call()  # warm-up
-            numbers[name] = max(1, int(budget / max(timeit.timeit(call, number=1), 1e-7)))
-        times = {name: [] for name in calls}
-        for _ in range(repeat):
-            for name, call in calls.items():
-                times[name].append(timeit.timeit(call, number=numbers[name]) / numbers[name])
-        med = {name: min(v) for name, v in times.items()}
-        cells = [f"{med[i] * 1e6:10.1f}us {med[i] / med['raw']:6.2f}" if i in med else f"{'n/a':>12} {'':>6}"
-                 for i in IMPLEMENTATIONS]
-        print(f"{size:>8} {med['raw'] * 1e6:10.1f}us " + " ".join(cells))
+CompositeLogProb = asv_class("CompositeLogProb", LOG_PROB)
+CompositeDistributionLogProb = asv_class("CompositeDistributionLogProb", DISTRIBUTION)
+CompositeBaseline = asv_class("CompositeBaseline", RAW)
 
 
-if __name__ == "__main__":
-    _side_by_side()
+def _worst_over_floor(points, impl):
+    ratios = [ratio(points.median("distribution_log_prob", impl, size=s),
+                    points.median("raw_log_softmax_gather", None, size=s)) for s in SIZES]
+    ratios = [r for r in ratios if r is not None]
+    return max(ratios) if len(ratios) == len(SIZES) else None
+
+
+TARGETS = [
+    Target("composite aggregate log-prob, {impl} distribution / raw log_softmax gathers "
+           "(max over batch sizes)", "<= 3", _worst_over_floor, lambda v: v <= 3,
+           versus="torchrl"),
+]

@@ -1,46 +1,39 @@
-"""PPO critic loss with value clipping: forward + backward over a batch."""
+"""§4 PPO value clipping: the interface's ``area.critic_loss(...)`` with value clipping on, then
+backward through the value network. The interface builds the loss module on every call, so this
+is construction + forward + backward of a clipped PPO loss, for every implementation alike.
+No speed target: the area is about correctness; the ratio is reported for information.
+"""
 
-from benchmarks.common import DEVICES, IMPLEMENTATIONS, require, synchronize
+from __future__ import annotations
+
+from benchmarks.common import SEED, synchronize
+from benchmarks.workload import Timed, Workload, asv_class
+
+SIZES = [100, 1_000, 10_000, 100_000]
 
 
-class CriticLossClipped:
-    params = [IMPLEMENTATIONS, DEVICES, [100, 1_000, 10_000, 100_000]]
-    param_names = ["implementation", "device", "size"]
+def _critic_loss(area, dev, *, size):
+    import torch
 
-    def setup(self, implementation, device, size):
-        dev = require(implementation, device)
-        import torch
-        from tensordict import TensorDict
-        from tensordict.nn import TensorDictModule
-        from torchrl.modules import ProbabilisticActor
+    g = torch.Generator().manual_seed(SEED)
+    observation, old_value, returns = (torch.randn(size, 1, generator=g).to(dev)
+                                       for _ in range(3))
+    value_net = torch.nn.Linear(1, 1).to(dev)
 
-        if implementation == "reference":
-            from impls import ClipPPOLoss
-        else:
-            from torchrl.objectives import ClipPPOLoss
+    def call():
+        out = area.critic_loss(value_net=value_net, observation=observation, old_value=old_value,
+                               returns=returns, clip_value=0.2, clip_epsilon=0.2,
+                               critic_coeff=1.0)
+        out.loss.backward()
+        synchronize(dev)
 
-        class LocScale(torch.nn.Module):
-            def forward(self, obs):
-                return obs[..., :1] * 0, obs[..., :1] * 0 + 1
+    return Timed(call)
 
-        actor = ProbabilisticActor(TensorDictModule(LocScale(), ["observation"], ["loc", "scale"]),
-                                   in_keys=["loc", "scale"],
-                                   distribution_class=torch.distributions.Normal,
-                                   return_log_prob=True).to(dev)
-        critic = TensorDictModule(torch.nn.Linear(8, 1), ["observation"], ["state_value"]).to(dev)
-        self.loss = ClipPPOLoss(actor, critic, clip_value=0.2, loss_critic_type="l2",
-                                entropy_bonus=False)
-        g = torch.Generator().manual_seed(0)
-        obs = torch.randn(size, 8, generator=g)
-        td = TensorDict({"observation": obs, "action": torch.zeros(size, 1),
-                         "advantage": torch.randn(size, 1, generator=g),
-                         "value_target": torch.randn(size, 1, generator=g),
-                         "state_value": torch.randn(size, 1, generator=g)}, [size]).to(dev)
-        with torch.no_grad():
-            td[self.loss.tensor_keys.sample_log_prob] = actor.get_dist(td).log_prob(td["action"])
-        self.td, self.device = td, dev
 
-    def time_forward_backward(self, implementation, device, size):
-        out = self.loss(self.td)
-        out["loss_critic"].backward()
-        synchronize(self.device)
+CRITIC = Workload("forward_backward", "ppo_value_clipping", {"size": SIZES}, _critic_loss,
+                  doc="interface critic_loss with clip_value=0.2, then backward")
+WORKLOADS = [CRITIC]
+
+CriticLossClipped = asv_class("CriticLossClipped", CRITIC)
+
+TARGETS: list = []

@@ -1,191 +1,116 @@
-"""Prioritized replay with the in-buffer maximum (``max_priority_within_buffer=True``):
-``ReplayBuffer(LazyTensorStorage(capacity), sampler=PrioritizedSampler(...))`` with TorchRL's
-C++ trees or the pure-torch reference, at capacities 1e3 .. 1e6.
+"""§5 Prioritized replay with the in-buffer maximum, through the interface's buffer
+(``area.buffer(capacity=..., alpha=0.6, beta=0.4, eps=1e-8)``), full, at capacities 1e3 .. 1e6.
 
-- ``time_extend_over_max``: extend one item into the slot that holds the maximum (setup puts
-  it there, untimed). TorchRL rescans every slot here (O(capacity)); the target for the
-  reference is time(1e6) / time(1e3) <= 2.
-- ``time_sample_256`` / ``time_update_256``: ``rb.sample(256)``, ``rb.update_priority`` of 256
-  distinct random indices (target: within 2x of TorchRL's C++ trees).
-- ``track_sampling_tv``: total-variation distance between 2**16 draws and the exact law
-  ``q_i / sum q``, over 64 equal bins of the index range. Sampling noise alone gives about
-  0.5 * sum_b sqrt(2 p_b / (pi n)) ~= 0.012; a biased sampler shows above it.
+- ``extend_over_max``: ``buffer.extend(1)`` into the slot that holds the maximum (put there,
+  untimed, before every call). TorchRL 0.14.1 rescans every slot here (O(capacity)); the target
+  is time(1e6) / time(1e3) <= 2.
+- ``sample_256`` / ``update_256``: ``buffer.sample(256, generator)``;
+  ``buffer.update_priority`` of 256 distinct seeded indices (target: within 2x of TorchRL's C++
+  trees at 1e6).
 
-Buffers are built once per process and parameter point (filling 1e6 items takes ~1 s).
-``python -m benchmarks.bench_prioritized_replay`` prints the closing-note table: every point of
-both implementations measured in one run, interleaved (median of rounds), through the replay
-buffer and on the sampler alone.
+The interface's calls convert indices to numpy (a few microseconds, the same for every
+implementation), and its buffers live on the CPU: the cuda points are n/a. A full buffer is built
+once per process and point (filling 1e6 items takes about a second).
 """
 
 from __future__ import annotations
 
 import itertools
 
-from benchmarks.common import DEVICES, IMPLEMENTATIONS, SEED, require, synchronize
+from benchmarks.common import SEED
+from benchmarks.targets import Target, ratio
+from benchmarks.workload import Timed, Workload, asv_class
 
 CAPACITIES = [1_000, 10_000, 100_000, 1_000_000]
-ALPHA, BETA, BATCH = 0.6, 0.4, 256
+ALPHA, BETA, EPS, BATCH = 0.6, 0.4, 1e-8, 256
 _BUFFERS: dict = {}
-_BUMPS = itertools.count(1)  # ever larger maxima, however many instances asv makes
+_BUMPS = itertools.count(1)  # ever larger maxima, however many times a point is set up
 
 
 def _raw_priorities(capacity: int):
-    import torch
+    import numpy as np
 
-    g = torch.Generator().manual_seed(SEED)
-    return torch.rand(capacity, generator=g, dtype=torch.float64).mul_(10).add_(0.01).float()
+    return np.random.default_rng(SEED).uniform(0.01, 10.01, capacity)
 
 
-def buffer(implementation: str, device, capacity: int, purpose: str = "ops"):
-    """A full buffer whose slot i holds priority ``_raw_priorities(capacity)[i]``."""
-    key = (implementation, str(device), capacity, purpose)
+def _full_buffer(area, dev, capacity: int, purpose: str):
+    """A full buffer whose slot i holds priority ``_raw_priorities(capacity)[i]``, and the
+    cursor (the slot the next extend writes), kept per purpose: timings never share state."""
+    import numpy as np
+
+    if dev.type != "cpu":
+        raise NotImplementedError("the interface's replay buffers live on the CPU")
+    key = (id(area), capacity, purpose)
     if key not in _BUFFERS:
-        import torch
-        from torchrl.data import LazyTensorStorage, ReplayBuffer
-
-        if implementation == "reference":
-            from impls import PrioritizedSampler
-
-            sampler = PrioritizedSampler(capacity, ALPHA, BETA, max_priority_within_buffer=True,
-                                         device=device)
-        else:
-            from torchrl.data import PrioritizedSampler
-
-            sampler = PrioritizedSampler(capacity, ALPHA, BETA, max_priority_within_buffer=True)
-        rb = ReplayBuffer(storage=LazyTensorStorage(capacity, device=device), sampler=sampler)
-        rb.extend(torch.arange(capacity, dtype=torch.float32, device=device))
-        rb.update_priority(torch.arange(capacity), _raw_priorities(capacity))
-        rb.set_rng(torch.Generator(device=device).manual_seed(SEED))
-        _BUFFERS[key] = rb
+        buf = area.buffer(capacity=capacity, alpha=ALPHA, beta=BETA, eps=EPS)
+        buf.extend(capacity)
+        buf.update_priority(np.arange(capacity), _raw_priorities(capacity))
+        _BUFFERS[key] = [buf, 0]
     return _BUFFERS[key]
 
 
-class ExtendOverMax:
-    params = [IMPLEMENTATIONS, DEVICES, CAPACITIES]
-    param_names = ["implementation", "device", "capacity"]
-    number = 1  # setup must put the maximum under the cursor before every call
-    repeat = (10, 100, 20.0)
-    warmup_time = 0.0
+def _extend_over_max(area, dev, *, capacity):
+    import numpy as np
 
-    def setup(self, implementation, device, capacity):
-        self.device = require(implementation, device)
-        import torch
+    state = _full_buffer(area, dev, capacity, "extend")
+    buf = state[0]
 
-        self.rb = buffer(implementation, self.device, capacity)
-        cursor = int(self.rb._writer._cursor)
+    def before():
         # larger than anything stored: the slot about to be overwritten holds the maximum
-        self.rb.update_priority(torch.tensor([cursor]), torch.tensor([1000.0 + next(_BUMPS)]))
-        self.item = torch.zeros(1, device=self.device)
+        buf.update_priority(np.array([state[1]]), np.array([1000.0 + next(_BUMPS)]))
 
-    def time_extend_over_max(self, implementation, device, capacity):
-        self.rb.extend(self.item)
-        synchronize(self.device)
+    def call():
+        buf.extend(1)
+        state[1] = (state[1] + 1) % capacity
 
-
-class SampleUpdate:
-    params = [IMPLEMENTATIONS, DEVICES, CAPACITIES]
-    param_names = ["implementation", "device", "capacity"]
-
-    def setup(self, implementation, device, capacity):
-        self.device = require(implementation, device)
-        import torch
-
-        self.rb = buffer(implementation, self.device, capacity, purpose="sample-update")
-        g = torch.Generator().manual_seed(SEED + 1)
-        self.index = torch.randperm(capacity, generator=g)[:BATCH]
-        self.priority = torch.rand(BATCH, generator=g) * 5 + 0.01
-
-    def time_sample_256(self, implementation, device, capacity):
-        self.rb.sample(BATCH, return_info=True)
-        synchronize(self.device)
-
-    def time_update_256(self, implementation, device, capacity):
-        self.rb.update_priority(self.index, self.priority)
-        synchronize(self.device)
+    return Timed(call, before)
 
 
-class SamplingLaw:
-    params = [IMPLEMENTATIONS, DEVICES, CAPACITIES]
-    param_names = ["implementation", "device", "capacity"]
-    DRAWS, CHUNK, BINS = 2**16, 2**12, 64
+def _sample(area, dev, *, capacity):
+    import torch
 
-    def setup(self, implementation, device, capacity):
-        self.device = require(implementation, device)
-        self.rb = buffer(implementation, self.device, capacity, purpose="law")
-
-    def track_sampling_tv(self, implementation, device, capacity):
-        import numpy as np
-        import torch
-
-        p = _raw_priorities(capacity).double().numpy()
-        q = (p + 1e-8) ** ALPHA
-        edges = np.linspace(0, capacity, self.BINS + 1).astype(np.int64)
-        exact = np.add.reduceat(q, edges[:-1]) / q.sum()
-        counts = np.zeros(self.BINS)
-        self.rb.set_rng(torch.Generator(device=self.device).manual_seed(SEED))
-        for _ in range(self.DRAWS // self.CHUNK):
-            index = self.rb.sample(self.CHUNK, return_info=True)[1]["index"]
-            index = torch.as_tensor(index).cpu().numpy()
-            counts += np.bincount(np.searchsorted(edges, index, side="right") - 1,
-                                  minlength=self.BINS)[: self.BINS]
-        return float(0.5 * np.abs(counts / counts.sum() - exact).sum())
-
-    track_sampling_tv.unit = "TV distance"
+    buf = _full_buffer(area, dev, capacity, "sample")[0]
+    generator = torch.Generator().manual_seed(SEED)
+    return Timed(lambda: buf.sample(BATCH, generator))
 
 
-def _mean_seconds(what: str, bench: SampleUpdate, calls: int) -> float:
-    import time
+def _update(area, dev, *, capacity):
+    import numpy as np
 
-    rb, index, priority = bench.rb, bench.index, bench.priority
-    target, _, method = what.partition(".")
-    f = getattr(rb if target == "rb" else rb.sampler, method.split("(")[0])
-    args = {"sample": (BATCH,) if target == "rb" else (rb._storage, BATCH),
-            "update_priority": (index, priority)}[method.split("(")[0]]
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        f(*args)
-    return (time.perf_counter() - t0) / calls
+    buf = _full_buffer(area, dev, capacity, "update")[0]
+    rng = np.random.default_rng(SEED + 1)
+    index = rng.permutation(capacity)[:BATCH]
+    priority = rng.uniform(0.01, 5.01, BATCH)
+    return Timed(lambda: buf.update_priority(index, priority))
 
 
-def closing_note(rounds: int = 40) -> None:
-    """Median times (ms) of every point, both implementations interleaved in one process."""
-    import statistics
-    import time
+AREA = "prioritized_replay"
+EXTEND = Workload("extend_over_max", AREA, {"capacity": CAPACITIES}, _extend_over_max,
+                  doc="extend one item into the slot holding the maximum", fresh_state=True)
+SAMPLE = Workload("sample_256", AREA, {"capacity": CAPACITIES}, _sample,
+                  doc="sample 256 items with their weights")
+UPDATE = Workload("update_256", AREA, {"capacity": CAPACITIES}, _update,
+                  doc="update the priorities of 256 distinct items")
+WORKLOADS = [EXTEND, SAMPLE, UPDATE]
 
-    timed: dict = {}
-    for capacity in CAPACITIES:
-        for impl in IMPLEMENTATIONS:
-            timed[("extend over max", impl, capacity)] = []
-    calls = ("rb.sample(256)", "rb.update_priority(256)",
-             "sampler.sample(256)", "sampler.update_priority(256)")
-    for what in calls:
-        for impl in IMPLEMENTATIONS:
-            timed[(what, impl, CAPACITIES[-1])] = []
-    for _ in range(rounds):
-        for (what, impl, capacity), samples in timed.items():
-            if what == "extend over max":
-                bench = ExtendOverMax()
-                for _ in range(5):
-                    bench.setup(impl, "cpu", capacity)
-                    t0 = time.perf_counter()
-                    bench.time_extend_over_max(impl, "cpu", capacity)
-                    samples.append(time.perf_counter() - t0)
-                continue
-            bench = SampleUpdate()
-            bench.setup(impl, "cpu", capacity)
-            samples.append(_mean_seconds(what, bench, 50))
-    ms = {key: 1e3 * statistics.median(v) for key, v in timed.items()}
-    print("| operation | capacity | reference (ms) | torchrl (ms) | reference / torchrl |")
-    print("|---|---|---|---|---|")
-    for what, impl, capacity in timed:
-        if impl != "reference":
-            continue
-        ref, trl = ms[(what, "reference", capacity)], ms[(what, "torchrl", capacity)]
-        print(f"| {what} | {capacity:.0e} | {ref:.3f} | {trl:.3f} | {ref / trl:.2f} |")
-    for impl in IMPLEMENTATIONS:
-        ext = [ms[("extend over max", impl, c)] for c in CAPACITIES]
-        print(f"{impl}: extend over max, time(1e6) / time(1e3) = {ext[-1] / ext[0]:.2f}")
+ExtendOverMax = asv_class("ExtendOverMax", EXTEND)
+Sample256 = asv_class("Sample256", SAMPLE)
+Update256 = asv_class("Update256", UPDATE)
 
 
-if __name__ == "__main__":
-    closing_note()
+def _growth(points, impl):
+    return ratio(points.median("extend_over_max", impl, capacity=CAPACITIES[-1]),
+                 points.median("extend_over_max", impl, capacity=CAPACITIES[0]))
+
+
+def _versus_torchrl(op):
+    return lambda p, impl: ratio(p.median(op, impl, capacity=CAPACITIES[-1]),
+                                 p.median(op, "torchrl", capacity=CAPACITIES[-1]))
+
+
+TARGETS = [
+    Target("PER extend over the max slot, {impl}: time(1e6) / time(1e3)", "<= 2", _growth,
+           lambda v: v <= 2),
+    *(Target(f"PER {op} at 1e6, {{impl}} / torchrl C++ trees", "<= 2", _versus_torchrl(op),
+             lambda v: v <= 2, versus="torchrl") for op in ("sample_256", "update_256")),
+]

@@ -1,41 +1,35 @@
-"""asv benchmarks: SAC / discrete SAC loss forward + backward, skip_done_states True vs False.
+"""§3 SAC done states: one training step (forward + backward of the SAC or discrete SAC loss)
+with ``skip_done_states`` False and True, 10% of the transitions terminated, seeded.
 
-Single-agent batches (the layout TorchRL runs with both settings) with 10% of the transitions
-terminated, seeded; MLP actor and two Q-networks with 64x64 hidden units, obs 17, action 6
-(continuous) or 6 actions (discrete). ``SkipCost.track_ratio`` measures, in one process and
-interleaved, the time with True divided by the time with False (the reference aims at <= 1.1);
-``python -m benchmarks.bench_sac_done_states [--threads 1]`` prints that ratio for the
-reference and for TorchRL, all four losses timed in turn in one run.
+The interface's ``loss(...)`` builds a fresh loss from the spec's float64 networks on every call,
+so construction would dominate the time and hide what ``skip_done_states`` costs per step. This
+workload therefore builds the loss once, from the loss classes the area wraps (``area.classes``,
+exposed by the adapters of the reference and of TorchRL; n/a for an implementation without it),
+with an MLP actor and two Q-networks of 64x64 units, obs 17, action 6 (continuous) or 6 actions
+(discrete), and times the step.
 """
 
 from __future__ import annotations
 
-import time
-
-from benchmarks.common import DEVICES, IMPLEMENTATIONS, SEED, require, synchronize
+from benchmarks.common import SEED, library_attribute, synchronize
+from benchmarks.targets import Target, ratio
+from benchmarks.workload import Timed, Workload, asv_class
 
 OBS, ACT, HIDDEN, DONE_SHARE = 17, 6, 64, 0.10
-SIZES = [100, 1_000, 10_000, 100_000]
+KINDS = ["continuous", "discrete"]
+SIZES = [100, 1_000, 10_000]  # 1e5: seconds a step, past the side-by-side budget
+FLAG = "skip_done_states"
 
 
-def _classes(implementation):
-    if implementation == "reference":
-        from impls import DiscreteSACLoss, SACLoss
-    else:
-        from torchrl.objectives import DiscreteSACLoss, SACLoss
-    return SACLoss, DiscreteSACLoss
-
-
-def build(implementation, device, kind, skip):
-    """A loss on ``device`` with seeded networks (the same for both settings)."""
-    import inspect
-    import warnings
-
+def _loss(cls, dev, kind, skip):
     import torch
     from tensordict.nn import NormalParamExtractor, TensorDictModule
     from torchrl.modules import MLP, OneHotCategorical, ProbabilisticActor, TanhNormal
 
-    sac, discrete = _classes(implementation)
+    from conformance.implementations.introspect import accepts, quiet
+
+    if not accepts(cls, FLAG):
+        raise NotImplementedError(f"{cls.__name__} has no {FLAG} (torchrl < 0.7.0)")
     torch.manual_seed(SEED)
     cells = [HIDDEN, HIDDEN]
     if kind == "continuous":
@@ -46,7 +40,6 @@ def build(implementation, device, kind, skip):
         q = TensorDictModule(MLP(in_features=OBS + ACT, out_features=1, num_cells=cells),
                              ["observation", "action"], ["state_action_value"])
         kwargs = {"target_entropy": -float(ACT)}
-        cls = sac
     else:
         actor = ProbabilisticActor(
             TensorDictModule(MLP(in_features=OBS, out_features=ACT, num_cells=cells),
@@ -55,16 +48,11 @@ def build(implementation, device, kind, skip):
         q = TensorDictModule(MLP(in_features=OBS, out_features=ACT, num_cells=cells),
                              ["observation"], ["action_value"])
         kwargs = {"action_space": "one-hot", "num_actions": ACT}
-        cls = discrete
-    if "skip_done_states" not in inspect.signature(cls.__init__).parameters:
-        raise NotImplementedError(f"{cls.__name__} has no skip_done_states (torchrl < 0.7.0)")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        loss = cls(actor, q, skip_done_states=skip, **kwargs)
-    return loss.to(device)
+    with quiet():
+        return cls(actor, q, **{FLAG: skip}, **kwargs).to(dev)
 
 
-def batch(kind, size, device):
+def _batch(kind, size, dev):
     import torch
     from tensordict import TensorDict
 
@@ -80,100 +68,45 @@ def batch(kind, size, device):
         "next": {"observation": torch.randn(size, OBS, generator=g),
                  "reward": torch.randn(size, 1, generator=g),
                  "done": terminated.clone(), "terminated": terminated},
-    }, [size]).to(device)
+    }, [size]).to(dev)
 
 
-def step(loss, td, device):
-    loss.zero_grad(set_to_none=True)
-    out = loss(td)
-    (out["loss_actor"] + out["loss_qvalue"] + out["loss_alpha"]).backward()
-    synchronize(device)
+def _forward_backward(area, dev, *, kind, skip_done_states, batch):
+    from conformance.implementations.introspect import quiet
+
+    classes = library_attribute(area, "classes", "the SAC loss classes it wraps")
+    loss = _loss(classes[kind], dev, kind, skip_done_states)
+    td = _batch(kind, batch, dev)
+
+    def call():
+        with quiet():
+            loss.zero_grad(set_to_none=True)
+            out = loss(td)
+            (out["loss_actor"] + out["loss_qvalue"] + out["loss_alpha"]).backward()
+        synchronize(dev)
+
+    call()  # warm-up: lazy target entropy, vmap compilation
+    return Timed(call)
 
 
-class ForwardBackward:
-    params = [IMPLEMENTATIONS, DEVICES, ["continuous", "discrete"], SIZES, [False, True]]
-    param_names = ["implementation", "device", "kind", "batch", "skip_done_states"]
-    timeout = 300
+STEP = Workload("forward_backward", "sac_done_states",
+                {"kind": KINDS, "skip_done_states": [False, True], "batch": SIZES},
+                _forward_backward, doc="SAC loss forward + backward on a seeded batch")
+WORKLOADS = [STEP]
 
-    def setup(self, implementation, device, kind, size, skip):
-        import warnings
-
-        warnings.simplefilter("ignore")
-        self.device = require(implementation, device)
-        self.loss = build(implementation, self.device, kind, skip)
-        self.td = batch(kind, size, self.device)
-        step(self.loss, self.td, self.device)  # warm-up (lazy target entropy, vmap)
-
-    def time_forward_backward(self, implementation, device, kind, size, skip):
-        step(self.loss, self.td, self.device)
+ForwardBackward = asv_class("ForwardBackward", STEP)
 
 
-def interleaved(configs, kind, size, device="cpu", repeats=15):
-    """Step times of several (implementation, skip) losses on one batch, timed in turn (one
-    step of each per round) so that machine load hits them alike; CPU seconds on the CPU."""
-    import warnings
-
-    warnings.simplefilter("ignore")
-    dev = require(configs[0][0], device)
-    td = batch(kind, size, dev)
-    losses = {c: build(c[0], dev, kind, c[1]) for c in configs}
-    for loss in losses.values():
-        step(loss, td, dev)
-    # CPU time on the CPU: other processes on a shared machine barely move it (wall time does)
-    clock = time.perf_counter if dev.type == "cuda" else time.process_time
-    times = {c: [] for c in configs}
-    for _ in range(repeats):
-        for c, loss in losses.items():
-            start = clock()
-            step(loss, td, dev)
-            times[c].append(clock() - start)
-    return times
+def _worst_skip_cost(points, impl):
+    ratios = [ratio(points.median("forward_backward", impl, kind=k, skip_done_states=True,
+                                  batch=b),
+                    points.median("forward_backward", impl, kind=k, skip_done_states=False,
+                                  batch=b)) for k in KINDS for b in SIZES]
+    ratios = [r for r in ratios if r is not None]
+    return max(ratios) if len(ratios) == len(KINDS) * len(SIZES) else None
 
 
-def skip_cost_ratio(implementation, device, kind, size, repeats=15):
-    """Time with skip_done_states=True over time with False (fastest of ``repeats`` each:
-    on a shared machine the minimum is the least disturbed estimate)."""
-    times = interleaved([(implementation, False), (implementation, True)], kind, size, device,
-                        repeats)
-    return min(times[(implementation, True)]) / min(times[(implementation, False)])
-
-
-class SkipCost:
-    params = [IMPLEMENTATIONS, DEVICES, ["continuous", "discrete"], SIZES]
-    param_names = ["implementation", "device", "kind", "batch"]
-    timeout = 600
-    unit = "ratio"
-
-    def setup(self, implementation, device, kind, size):
-        require(implementation, device)
-
-    def track_ratio(self, implementation, device, kind, size):
-        return skip_cost_ratio(implementation, device, kind, size)
-
-
-if __name__ == "__main__":  # the closing-note table: all four losses timed in one process
-    import argparse
-    import statistics
-
-    parser = argparse.ArgumentParser(description="skip_done_states=True vs False, one process")
-    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: default)")
-    parser.add_argument("--repeats", type=int, default=15)
-    args = parser.parse_args()
-    if args.threads:
-        import torch
-
-        torch.set_num_threads(args.threads)
-    configs = [(i, s) for i in IMPLEMENTATIONS for s in (False, True)]
-    print("CPU ms per forward+backward, fastest of the repeats (median ratios last)")
-    print("kind        batch  | ref off / ref on / trl off / trl on | on/off (min): "
-          "ref  trl | on/off (median): ref  trl")
-    for kind in ("continuous", "discrete"):
-        for size in SIZES:
-            repeats = args.repeats if size < 100_000 else max(5, args.repeats // 2)
-            t = interleaved(configs, kind, size, "cpu", repeats)
-            lo = {c: min(v) * 1e3 for c, v in t.items()}
-            med = {c: statistics.median(v) * 1e3 for c, v in t.items()}
-            r = lambda d, i: d[(i, True)] / d[(i, False)]  # noqa: E731
-            print(f"{kind:>10} {size:>7}  | " + " / ".join(f"{lo[c]:8.2f}" for c in configs)
-                  + f" | {r(lo, 'reference'):.3f} {r(lo, 'torchrl'):.3f}"
-                  + f" | {r(med, 'reference'):.3f} {r(med, 'torchrl'):.3f}", flush=True)
+TARGETS = [
+    Target("SAC {impl} step, skip_done_states True / False at 10% done (max over kinds and "
+           "batches)", "<= 1.1", _worst_skip_cost, lambda v: v <= 1.1, versus="torchrl"),
+]

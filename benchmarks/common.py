@@ -1,44 +1,114 @@
-"""Shared pieces of the asv benchmarks (numpy/scipy conventions: params, setup that skips).
+"""What every benchmark shares: the implementations (through the suite's registry), devices,
+the seed, one thread, CUDA synchronisation.
 
-Every benchmark class is parametrised by ``implementation`` (reference / torchrl), ``device``
-(cpu / cuda) and a size; ``setup`` raises ``NotImplementedError`` (asv shows "n/a") for an
-implementation that does not load here or a device that is absent. Inputs are seeded.
+Implementations are chosen exactly as ``--impl`` chooses them for the specs
+(``conformance.implementations.resolve``): ``reference``, ``torchrl`` or ``pkg.module:object``,
+from ``TORCHRL_CONFORMANCE_IMPL`` (default ``reference,torchrl``). An area an implementation
+does not provide, or cannot run here (``Untestable``), and a device that is absent raise
+``NotImplementedError``: asv shows the point as n/a, the side-by-side run as skipped with the
+reason. Nothing here imports torch at module level, so asv can list the benchmarks cheaply.
 """
 
 from __future__ import annotations
 
-import importlib
+import functools
+import os
 import sys
 from pathlib import Path
 
-# With `asv run --python=same` the project is not installed and asv does not pass PYTHONPATH on:
-# fall back on the checkout (appended, so an installed build of the project wins).
+# With `asv run --python=same` (or an existing environment) the project is not installed and
+# asv drops PYTHONPATH: fall back on the checkout (appended, so an installed build wins).
 _ROOT = str(Path(__file__).resolve().parent.parent)
 if _ROOT not in sys.path:
     sys.path.append(_ROOT)
 
-IMPLEMENTATIONS = ["reference", "torchrl"]
+from conformance.implementations import DEFAULT, ENV_VAR, UnknownImplementation, resolve  # noqa: E402
+
 DEVICES = ["cpu", "cuda"]
 SEED = 20261122
+#: torch intra-op threads inside every benchmark. One by default: on small shared machines
+#: two-thread kernels on tiny tensors swing by up to 10x and make ratios meaningless.
+THREADS_VAR = "TORCHRL_CONFORMANCE_BENCH_THREADS"
+# how `python -m benchmarks.run` tells the side-by-side pytest run what to do
+DEVICE_VAR = "TORCHRL_CONFORMANCE_BENCH_DEVICE"  # cpu or cuda
+SKIPS_VAR = "TORCHRL_CONFORMANCE_BENCH_SKIPS"  # file for skip reasons, one JSON line each
+MAX_CALL_VAR = "TORCHRL_CONFORMANCE_BENCH_MAX_CALL"  # seconds a call may take (default 3)
 
 
-def require(implementation: str, device: str):
-    """Skip (asv: n/a) what cannot run here; return the torch device."""
+def implementation_names() -> list[str]:
+    """The implementation ids to benchmark, as the --impl value names them."""
+    raw = os.environ.get(ENV_VAR) or DEFAULT
+    return [n.strip() for n in raw.split(",") if n.strip()]
+
+
+IMPLEMENTATIONS = implementation_names()
+
+
+TIMER_VAR = "TORCHRL_CONFORMANCE_BENCH_TIMER"  # "cpu" (default) or "wall" (needed on CUDA)
+
+
+def timer():
+    """asv's clock. The process's CPU time by default: with one thread, other processes on a
+    shared machine barely change it (wall time swings several-fold). Wall time for the cuda
+    points, whose work happens outside the process: ``TORCHRL_CONFORMANCE_BENCH_TIMER=wall``."""
+    import time
+
+    return time.perf_counter if os.environ.get(TIMER_VAR) == "wall" else time.process_time
+
+
+def threads() -> int:
+    return int(os.environ.get(THREADS_VAR, "1"))
+
+
+@functools.cache
+def _selected() -> dict[str, object]:
+    # keyed by the name as given (asv params and report columns), not by the registry's id
+    chosen = resolve(",".join(IMPLEMENTATIONS))
+    return {name: s.obj for name, s in zip(IMPLEMENTATIONS, chosen, strict=True)}
+
+
+def area_of(implementation: str, area: str):
+    """The ``area`` object of ``implementation`` (from the registry), or NotImplementedError."""
+    from conformance.interface import Untestable
+
+    try:
+        impl = _selected()[implementation]
+    except UnknownImplementation as exc:
+        raise NotImplementedError(str(exc)) from None
+    except KeyError:
+        raise NotImplementedError(f"{implementation!r} is not among {IMPLEMENTATIONS}") from None
+    try:
+        obj = getattr(impl, area, None)
+    except Untestable as exc:
+        raise NotImplementedError(f"{implementation} cannot run {area} here: {exc}") from None
+    if obj is None:
+        raise NotImplementedError(f"{implementation} does not provide {area}")
+    return obj
+
+
+def device(name: str):
+    """The torch device ``name`` with one thread and the seed set; n/a when absent."""
     import torch
 
-    if device == "cuda" and not torch.cuda.is_available():
+    if name == "cuda" and not torch.cuda.is_available():
         raise NotImplementedError("no CUDA device")
-    if implementation == "torchrl":
-        try:
-            importlib.import_module("torchrl")
-        except Exception as exc:  # noqa: BLE001
-            raise NotImplementedError(f"torchrl does not import: {exc}") from None
+    torch.set_num_threads(threads())
     torch.manual_seed(SEED)
-    return torch.device(device)
+    return torch.device(name)
 
 
-def synchronize(device) -> None:
-    import torch
+def synchronize(dev) -> None:
+    """Wait for queued CUDA work, so a timed call includes it (a no-op on the CPU)."""
+    if getattr(dev, "type", dev) == "cuda":
+        import torch
 
-    if getattr(device, "type", device) == "cuda":
         torch.cuda.synchronize()
+
+
+def library_attribute(area_obj, name: str, why: str):
+    """An attribute of the wrapped library that an area object may expose beyond the interface
+    (the built-in adapters do); n/a with the reason for an implementation without it."""
+    value = getattr(area_obj, name, None)
+    if value is None:
+        raise NotImplementedError(f"{type(area_obj).__name__} exposes no `{name}` ({why})")
+    return value

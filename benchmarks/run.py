@@ -1,10 +1,12 @@
-"""``nox -s bench``: run the asv benchmarks in the current environment, then write
-reports/benchmarks.md (reference / upstream ratios per area) and log-log scaling plots.
+"""``nox -s bench``: every workload on every selected implementation, side by side in one process
+(pytest-benchmark, ``benchmarks/side_by_side.py``), then ``reports/benchmarks.md`` (ratio tables,
+per-point medians with their spread, per-area targets met or not) and log-log scaling plots in
+``reports/benchmarks/``.
 
-    python -m benchmarks.run [--quick] [--bench REGEX] [--report-only]
+    python -m benchmarks.run [--impl reference,torchrl] [--device cpu|cuda] [-k EXPR]
+                             [--max-time SECONDS] [--report-only]
 
-asv runs with ``--python=same`` (no environment is built) and records the results under the
-current commit, so ``asv publish`` / ``asv compare`` can use them later.
+asv (history across commits and releases) reads the same workloads; see the README.
 """
 
 from __future__ import annotations
@@ -12,199 +14,194 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import math
+import os
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "reports" / "asv" / "results"
 REPORT = ROOT / "reports" / "benchmarks.md"
 PLOTS = ROOT / "reports" / "benchmarks"
-
-def _value(points, benchmark: str, **where):
-    """The measured value of ``benchmark`` (suffix match) at the given parameters, or None."""
-    for name, params, value in points:
-        if name.endswith(benchmark) and all(str(params.get(k)) == str(v) for k, v in where.items()):
-            return value if isinstance(value, int | float) and not (
-                isinstance(value, float) and math.isnan(value)) else None
-    return None
+RESULTS = PLOTS / "side_by_side.json"
+SKIPS = PLOTS / "side_by_side_skips.jsonl"
+PREVIOUS = PLOTS / "side_by_side.previous.json"  # the run before, for the repeatability check
+BASELINE = "torchrl"  # ratios are <implementation> / torchrl when torchrl is selected
 
 
-def _ratio(a, b):
-    return None if a is None or b in (None, 0) else a / b
+def timer_for(device: str) -> str:
+    """CPU time of this single-threaded process on the CPU: other processes on a shared machine
+    take wall time from it but barely change its CPU time. Wall time on CUDA, where the work
+    happens outside the process's CPU time (each call ends with a synchronize)."""
+    return "time.process_time" if device == "cpu" else "time.perf_counter"
 
 
-def _fmt(value, target: str, ok) -> str:
-    if value is None:
-        return f"not measured (target {target})"
-    verdict = "met" if ok(value) else "NOT met"
-    return f"**{value:.3g}** (target {target}: {verdict})"
+def run_pytest(impl: str, device: str, keyword: str | None, max_time: float,
+               max_call: float) -> int:
+    from benchmarks.common import DEVICE_VAR, MAX_CALL_VAR, SKIPS_VAR, THREADS_VAR
+    from conformance.implementations import ENV_VAR
 
-
-def target_lines(points) -> list[str]:
-    """The project's headline targets, computed from one run (reported, never asserted)."""
-    lines = []
-    for dtype in ("float32", "float64"):
-        ref = _value(points, "TanhNormalMode.time_mode", implementation="reference", device="cpu",
-                     size=10000, dtype=dtype)
-        up = _value(points, "TanhNormalMode.time_mode", implementation="torchrl", device="cpu",
-                    size=10000, dtype=dtype)
-        tanh = _value(points, "TanhBaseline.time_tanh", device="cpu", size=10000, dtype=dtype)
-        lines.append(f"- TanhNormal mode, 1e4 {dtype}: upstream get_mode() / reference = "
-                     f"{_fmt(_ratio(up, ref), '>= 100', lambda v: v >= 100)}; reference / one "
-                     f"torch.tanh = {_fmt(_ratio(ref, tanh), '<= 30', lambda v: v <= 30)}")
-    for impl in ("reference", "torchrl"):
-        big = _value(points, "ExtendOverMax.time_extend_over_max", implementation=impl,
-                     device="cpu", capacity=1000000)
-        small = _value(points, "ExtendOverMax.time_extend_over_max", implementation=impl,
-                       device="cpu", capacity=1000)
-        ratio = _ratio(big, small)
-        shown = (_fmt(ratio, "<= 2", lambda v: v <= 2) if impl == "reference"
-                 else "not measured" if ratio is None else f"{ratio:.3g} (for comparison)")
-        lines.append(f"- PER extend over the max slot, {impl}: time(1e6) / time(1e3) = {shown}")
-    for op in ("sample_256", "update_256"):
-        ratio = _ratio(*(_value(points, f"SampleUpdate.time_{op}", implementation=impl,
-                                device="cpu", capacity=1000000) for impl in ("reference", "torchrl")))
-        lines.append(f"- PER {op} at 1e6, reference / torchrl C++ trees = "
-                     f"{_fmt(ratio, '<= 2', lambda v: v <= 2)}")
-    skip = [v for n, p, v in points if n.endswith("SkipCost.track_ratio")
-            and p.get("implementation") == "reference" and isinstance(v, float) and not math.isnan(v)]
-    lines.append("- SAC reference loss, skip_done_states True / False at 10% done (max over kinds "
-                 f"and batches) = {_fmt(max(skip) if skip else None, '<= 1.1', lambda v: v <= 1.1)}")
-    worst = None
-    for size in (100, 1000, 10000, 100000):
-        ratio = _ratio(
-            _value(points, "CompositeLogProb.time_log_prob", implementation="reference",
-                   device="cpu", size=size),
-            _value(points, "CompositeLogProb.time_raw_log_softmax_gather",
-                   implementation="reference", device="cpu", size=size))
-        worst = ratio if worst is None or (ratio is not None and ratio > worst) else worst
-    lines.append("- composite aggregate log-prob, reference / raw log_softmax gathers (max over "
-                 f"batch sizes) = {_fmt(worst, '<= 3', lambda v: v <= 3)}")
-    return lines
-
-
-def run_asv(quick: bool, bench: str | None, repeat: int | None = None) -> int:
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True, check=True).stdout.strip()
-    subprocess.run([sys.executable, "-m", "asv", "machine", "--yes"], cwd=ROOT, check=True)
-    cmd = [sys.executable, "-m", "asv", "run", "--python=same", "--set-commit-hash", commit,
-           "--show-stderr"]
-    if quick:
-        cmd.append("--quick")
-    elif repeat:
-        # a fixed number of samples per point: enough for a median, bounded in time
-        cmd += ["-a", f"repeat={repeat}", "-a", "warmup_time=0.05"]
-    if bench:
-        cmd += ["--bench", bench]
+    PLOTS.mkdir(parents=True, exist_ok=True)
+    SKIPS.unlink(missing_ok=True)
+    env = {**os.environ, ENV_VAR: impl, DEVICE_VAR: device, SKIPS_VAR: str(SKIPS),
+           MAX_CALL_VAR: str(max_call), "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0",
+           THREADS_VAR: os.environ.get(THREADS_VAR, "1")}
+    cmd = [sys.executable, "-m", "pytest", str(ROOT / "benchmarks" / "side_by_side.py"),
+           "-p", "no:cacheprovider", "-q", "-rs", f"--benchmark-json={RESULTS}",
+           f"--benchmark-max-time={max_time}", "--benchmark-min-rounds=3",
+           "--benchmark-columns=min,median,max,rounds", "--benchmark-sort=name",
+           f"--benchmark-timer={timer_for(device)}"]
+    if keyword:
+        cmd += ["-k", keyword]
     print("+", " ".join(cmd), flush=True)
-    return subprocess.run(cmd, cwd=ROOT).returncode
+    return subprocess.run(cmd, cwd=ROOT, env=env).returncode
 
 
-def latest_results() -> dict:
-    """asv results of this machine, newest measurement of each benchmark first: a run of a
-    subset (``--bench``) updates its benchmarks and keeps the others' latest values."""
-    files = sorted((p for p in RESULTS.glob("*/*.json") if p.name != "machine.json"),
-                   key=lambda p: p.stat().st_mtime)
-    if not files:
-        raise SystemExit(f"no asv results under {RESULTS}: run the benchmarks first")
-    merged: dict = {}
-    for path in files:
-        document = json.loads(path.read_text())
-        results = {**merged.get("results", {}), **document["results"]}
-        merged = {**document, "results": results}
-    return merged
+def compact(path: Path) -> None:
+    """Drop pytest-benchmark's per-round samples (megabytes; the report needs the statistics)."""
+    document = json.loads(path.read_text())
+    for bench in document.get("benchmarks", []):
+        bench.get("stats", {}).pop("data", None)
+    path.write_text(json.dumps(document, indent=1) + "\n")
 
 
-def rows(document: dict):
-    """Yield (benchmark, {param: value}, seconds-or-value) for every measured point."""
-    columns = document["result_columns"]
-    for name, entry in document["results"].items():
-        record = dict(zip(columns, entry, strict=False))
-        params = record.get("params") or []
-        values = record["result"]
-        if not params:
-            yield name, {}, values[0] if isinstance(values, list) else values
+def load(path: Path | None = None):
+    """(document, Points, implementations in run order) from a pytest-benchmark JSON."""
+    from benchmarks.targets import Points, Stats
+
+    document = json.loads((path or RESULTS).read_text())
+    points = Points()
+    impls: list[str] = []
+    for bench in document["benchmarks"]:
+        info, stats = bench["extra_info"], bench["stats"]
+        points.add(info["workload"], info["implementation"], info["device"], info["params"],
+                   Stats(stats["min"], stats["median"], stats["max"], stats["rounds"]))
+        if info["implementation"] and info["implementation"] not in impls:
+            impls.append(info["implementation"])
+    return document, points, impls
+
+
+def _seconds(value: float | None) -> str:
+    if value is None:
+        return "not measured"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value / 1e-9:.3g} ns"
+
+
+def _cell(stats) -> str:
+    if stats is None:
+        return "not measured"
+    return (f"{_seconds(stats.median)} ({_seconds(stats.min)} – {_seconds(stats.max)}, "
+            f"{stats.rounds} rounds)")
+
+
+def ratio_table(points, impls: list[str], device: str) -> list[str]:
+    """Per workload: <impl> / baseline medians over the grid (min, median, max)."""
+    from benchmarks import suite
+
+    base = BASELINE if BASELINE in impls else impls[0]
+    lines = [f"| workload | implementation / {base} | points | min | median | max |",
+             "|---|---|---|---|---|---|"]
+    for area, workload in suite.workloads():
+        if workload.area is None:
             continue
-        names = _param_names(name, len(params))
-        for combo, value in zip(itertools.product(*params), values, strict=False):
-            yield name, dict(zip(names, (_unquote(c) for c in combo), strict=True)), value
-
-
-def _unquote(value: str):
-    return value.strip("'\"") if isinstance(value, str) else value
-
-
-_PARAM_NAMES: dict[str, list[str]] = {}
-
-
-def _param_names(benchmark: str, n: int) -> list[str]:
-    if not _PARAM_NAMES:
-        bench_json = RESULTS / "benchmarks.json"
-        if bench_json.is_file():
-            for key, spec in json.loads(bench_json.read_text()).items():
-                if isinstance(spec, dict) and "param_names" in spec:
-                    _PARAM_NAMES[key] = spec["param_names"]
-    return _PARAM_NAMES.get(benchmark, [f"p{i}" for i in range(n)])
-
-
-def ratio_table(points) -> list[str]:
-    """reference / torchrl for every benchmark method and parameter combination."""
-    by_key: dict[tuple, dict[str, float]] = {}
-    for name, params, value in points:
-        if "implementation" not in params or not isinstance(value, int | float) or value is None:
-            continue
-        if not name.split(".")[-1].startswith(("time_", "peakmem_")):
-            continue  # tracked accuracies are listed as values, not as speed ratios
-        if isinstance(value, float) and math.isnan(value):
-            continue
-        rest = tuple(sorted((k, v) for k, v in params.items() if k != "implementation"))
-        by_key.setdefault((name, rest), {})[params["implementation"]] = value
-    per_bench: dict[str, list[float]] = {}
-    for (name, _), impls in by_key.items():
-        if "reference" in impls and "torchrl" in impls and impls["torchrl"] > 0:
-            per_bench.setdefault(name, []).append(impls["reference"] / impls["torchrl"])
-    lines = ["| benchmark | points | min | median | max |", "|---|---|---|---|---|"]
-    for name, ratios in sorted(per_bench.items()):
-        lines.append(f"| `{name}` | {len(ratios)} | {min(ratios):.3g} | "
-                     f"{statistics.median(ratios):.3g} | {max(ratios):.3g} |")
+        for impl in (i for i in impls if i != base):
+            ratios = []
+            for params in workload.points():
+                a = points.median(workload.name, impl, device, **params)
+                b = points.median(workload.name, base, device, **params)
+                if a is not None and b:
+                    ratios.append(a / b)
+            name = f"`{area}.{workload.name}`"
+            if not ratios:
+                lines.append(f"| {name} | {impl} | 0 | not measured | | |")
+                continue
+            lines.append(f"| {name} | {impl} | {len(ratios)} | {min(ratios):.3g} | "
+                         f"{statistics.median(ratios):.3g} | {max(ratios):.3g} |")
     return lines
 
 
-def plot(points) -> list[Path]:
+def point_tables(points, impls: list[str], device: str, skips: dict) -> list[str]:
+    """Every point: median (min – max, rounds) per implementation, and the ratio."""
+    from benchmarks import suite
+
+    base = BASELINE if BASELINE in impls else impls[0]
+    out = []
+    for area, workload in suite.workloads():
+        columns = impls if workload.area else [None]
+        out += ["", f"### `{area}.{workload.name}`: {workload.doc}", ""]
+        header = [*workload.params, *(c or "time" for c in columns)]
+        others = [i for i in columns if i and i != base]
+        header += [f"{i} / {base}" for i in others if base in columns]
+        out += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        for params in workload.points():
+            row = [str(v) for v in params.values()]
+            for impl in columns:
+                stats = points.get(workload.name, impl, device, **params)
+                reason = skips.get((workload.name, impl, tuple(str(v) for v in params.values())))
+                row.append(f"n/a ({reason})" if stats is None and reason else _cell(stats))
+            if base in columns:
+                for impl in others:
+                    a = points.median(workload.name, impl, device, **params)
+                    b = points.median(workload.name, base, device, **params)
+                    row.append(f"{a / b:.3g}" if a is not None and b else "")
+            out.append("| " + " | ".join(row) + " |")
+    return out
+
+
+def read_skips() -> dict:
+    skips = {}
+    if SKIPS.is_file():
+        for line in SKIPS.read_text().splitlines():
+            entry = json.loads(line)
+            key = (entry["workload"], entry["implementation"], tuple(entry["params"].values()))
+            skips[key] = entry["reason"]
+    return skips
+
+
+def plot(points, impls: list[str], device: str) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    PLOTS.mkdir(parents=True, exist_ok=True)
-    series: dict[str, dict[tuple, list[tuple[float, float]]]] = {}
-    axis: dict[str, str] = {}
-    for name, params, value in points:
-        if not name.split(".")[-1].startswith("time_") or not isinstance(value, int | float):
-            continue
-        size_key = next((k for k in ("size", "batch", "capacity") if k in params), None)
-        if size_key is None or value is None or (isinstance(value, float) and math.isnan(value)):
-            continue
-        label = tuple((k, v) for k, v in params.items() if k != size_key)
-        axis[name] = size_key
-        series.setdefault(name, {}).setdefault(label, []).append((float(params[size_key]), value))
+    from benchmarks import suite
+
     written = []
-    for name, lines in series.items():
+    for area, workload in suite.workloads():
+        size = workload.size_key
         fig, ax = plt.subplots(figsize=(6, 4))
-        for label, xy in sorted(lines.items()):
-            xy.sort()
-            ax.plot([x for x, _ in xy], [y for _, y in xy], marker="o",
-                    label=", ".join(f"{v}" for _, v in label))
+        drawn = False
+        others = {k: v for k, v in workload.params.items() if k != size}
+        fixed = [dict(zip(others, combo, strict=True)) for combo in
+                 itertools.product(*others.values())]
+        for impl in impls if workload.area else [None]:
+            for rest in fixed:
+                xs, ys, lo, hi = [], [], [], []
+                for x in workload.params[size]:
+                    stats = points.get(workload.name, impl, device, **rest, **{size: x})
+                    if stats is not None:
+                        xs.append(float(x))
+                        ys.append(stats.median)
+                        lo.append(stats.median - stats.min)
+                        hi.append(stats.max - stats.median)
+                if xs:
+                    label = ", ".join([impl or "yardstick", *(f"{v}" for v in rest.values())])
+                    ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=2, label=label)
+                    drawn = True
+        if not drawn:
+            plt.close(fig)
+            continue
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel(axis[name])
-        ax.set_ylabel("seconds")
-        ax.set_title(name, fontsize=9)
+        ax.set_xlabel(size)
+        ax.set_ylabel("seconds (median; bars: min – max)")
+        ax.set_title(f"{area}.{workload.name}", fontsize=9)
         ax.legend(fontsize=7)
-        path = PLOTS / f"{name}.png"
+        path = PLOTS / f"{area}.{workload.name}.png"
         fig.tight_layout()
         fig.savefig(path, dpi=90)
         plt.close(fig)
@@ -212,27 +209,54 @@ def plot(points) -> list[Path]:
     return written
 
 
-def write_report(quick: bool = False) -> Path:
+def _stack() -> str:
+    from conformance.versions import installed_version
+
+    return ", ".join(f"{p} {installed_version(p)}" for p in ("torch", "torchrl", "tensordict"))
+
+
+def write_report(command: str, seconds: float | None, previous: Path | None = None) -> Path:
+    from benchmarks import suite
+    from benchmarks.common import threads
     from conformance.files import atomic_write
 
-    document = latest_results()
-    points = list(rows(document))
-    lines = ["# Benchmarks", "",
-             f"asv results of commit `{document.get('commit_hash', '?')[:10]}` on "
-             f"`{document.get('params', {}).get('machine', '?')}`; "
-             f"stack: {', '.join(f'{k} {v}' for k, v in document.get('requirements', {}).items()) or 'current environment'}.",
-             "Ratios are reference / torchrl time for the same parameters, measured in one run "
-             "(below 1: the reference is faster).",
-             *(["", "**Quick run (`--quick`): one sample per point, so ratios near a target are "
-                 "noise on a loaded machine; run `nox -s bench -- --bench <regex>` without "
-                 "`--quick` before quoting a verdict.**"] if quick else []),
-             "", *ratio_table(points), "",
-             "## Targets (measured in this run)", "", *target_lines(points)]
-    lines += ["", "## Measured points", "", "| benchmark | parameters | value |", "|---|---|---|"]
-    for name, params, value in points:
-        shown = "n/a" if value is None else f"{value:.4g}" if isinstance(value, float) else value
-        lines.append(f"| `{name}` | {', '.join(f'{k}={v}' for k, v in params.items())} | {shown} |")
-    plots = plot(points)
+    document, points, impls = load()
+    device = next((b["extra_info"]["device"] for b in document["benchmarks"]), "cpu")
+    machine = document.get("machine_info", {})
+    when = document.get("datetime", "?")
+    lines = [
+        "# Benchmarks: side by side", "",
+        f"`{command}` on {when[:19]} UTC"
+        + (f", {seconds / 60:.1f} minutes" if seconds else "") + "; "
+        f"{_stack()}; {device}, {threads()} torch thread(s), "
+        f"{machine.get('cpu', {}).get('count', '?')} cores "
+        f"({machine.get('cpu', {}).get('brand_raw', '?')}).",
+        "",
+        "Every implementation of a point is measured in this one process, one after the other "
+        "(pytest-benchmark, calibrated rounds). Times are "
+        + ("the process's CPU time (one thread: other processes on the machine barely change "
+           "it)" if device == "cpu" else "wall time")
+        + ", medians with the min – max over the rounds; ratios divide medians measured in "
+        "this run. Absolute times on a shared machine are noise: quote ratios. Below 1: faster "
+        "than the baseline.",
+        "", "## Ratios", "", *ratio_table(points, impls, device),
+        "", "## Targets (measured in this run, not asserted)", "",
+    ]
+    from conformance.areas import AREAS
+
+    for area, targets in itertools.groupby(suite.targets(), key=lambda pair: pair[0]):
+        lines += [f"**{AREAS[area]}**", ""]
+        for _, target in targets:
+            lines += target.lines(points, impls)
+        lines.append("")
+    if previous is not None:
+        from benchmarks.repeatability import compare
+
+        lines += ["## Repeatability against the previous full run", "",
+                  f"`{previous.relative_to(ROOT)}` against this run: "
+                  + "\n".join(compare(previous, RESULTS)), ""]
+    lines += ["", "## Points", *point_tables(points, impls, device, read_skips())]
+    plots = plot(points, impls, device)
     lines += ["", "## Scaling plots", ""]
     lines += [f"![{p.stem}](benchmarks/{p.name})" for p in plots]
     atomic_write(REPORT, "\n".join(lines) + "\n")
@@ -240,16 +264,49 @@ def write_report(quick: bool = False) -> Path:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="one repetition per benchmark")
-    parser.add_argument("--bench", help="regex of benchmarks to run")
-    parser.add_argument("--repeat", type=int, help="samples per point (instead of asv's default)")
-    parser.add_argument("--report-only", action="store_true")
+    from conformance.implementations import UnknownImplementation, resolve
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--impl", default=None,
+                        help="implementations, as for the specs (default: reference,torchrl)")
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("-k", dest="keyword", help="pytest -k expression over the point ids")
+    parser.add_argument("--max-time", type=float, default=0.25,
+                        help="seconds pytest-benchmark spends on one point (default 0.25)")
+    parser.add_argument("--max-call", type=float, default=3.0,
+                        help="a point whose single call takes longer is n/a (default 3 s)")
+    parser.add_argument("--report-only", action="store_true",
+                        help=f"rebuild the report from {RESULTS.relative_to(ROOT)}")
     args = parser.parse_args(argv)
-    status = 0 if args.report_only else run_asv(args.quick, args.bench, args.repeat)
-    print(f"report: {write_report(args.quick)}")
+    try:
+        resolve(args.impl)  # a usage error is one line here, not a traceback per point
+    except UnknownImplementation as exc:
+        print(f"ERROR: {exc}", file=sys.stderr)
+        return 4
+    status, seconds = 0, None
+    if not args.report_only:
+        if RESULTS.is_file() and not args.keyword:
+            RESULTS.replace(PREVIOUS)
+        start = time.monotonic()
+        status = run_pytest(",".join(_names(args.impl)), args.device, args.keyword, args.max_time,
+                            args.max_call)
+        seconds = time.monotonic() - start
+        if not RESULTS.is_file():
+            print(f"ERROR: pytest-benchmark wrote no results (exit code {status})", file=sys.stderr)
+            return status or 1
+        compact(RESULTS)
+    command = "nox -s bench" + (f" -- {' '.join(argv)}" if argv else "")
+    print(f"report: {write_report(command, seconds, PREVIOUS if PREVIOUS.is_file() else None)}")
     return status
 
 
+def _names(value: str | None) -> list[str]:
+    from conformance.implementations import DEFAULT, ENV_VAR
+
+    raw = value if value else os.environ.get(ENV_VAR) or DEFAULT
+    return [n.strip() for n in raw.split(",") if n.strip()]
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -1,70 +1,170 @@
-"""The asv benchmarks are well-formed, skip what is unavailable, and the report reads them."""
+"""The benchmarks: one workload definition per measurement, built through the registry, driven
+by asv classes and by the side-by-side run; the report reads what pytest-benchmark writes."""
 
-import importlib
 import inspect
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from benchmarks import common, run
+from benchmarks import common, run, suite
+from benchmarks.targets import Points, Stats
+from conformance.areas import ORDER
 
-BENCH_DIR = Path(__file__).resolve().parent.parent / "benchmarks"
-MODULES = sorted(p.stem for p in BENCH_DIR.glob("bench_*.py"))
-
-
-def _classes():
-    for name in MODULES:
-        module = importlib.import_module(f"benchmarks.{name}")
-        for _, cls in inspect.getmembers(module, inspect.isclass):
-            if cls.__module__ == module.__name__ and hasattr(cls, "params"):
-                yield name, cls
+ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_every_area_has_a_benchmark_module():
-    assert {"bench_ppo_value_clipping"} <= set(MODULES)
+def _asv_classes():
+    for module in suite.modules():
+        for name, cls in vars(module).items():
+            if inspect.isclass(cls) and hasattr(cls, "params") and hasattr(cls, "param_names"):
+                yield pytest.param(cls, id=f"{module.__name__.split('.')[-1]}.{name}")
 
 
-@pytest.mark.parametrize(("module", "cls"), list(_classes()), ids=lambda x: getattr(x, "__name__", x))
-def test_classes_are_parametrised_by_implementation_and_device(module, cls):
+def test_every_area_has_workloads_in_its_own_module():
+    modules = suite.modules()
+    assert [m.__name__ for m in modules] == [f"benchmarks.bench_{a.name}" for a in ORDER]
+    for module, area in zip(modules, ORDER, strict=True):
+        assert module.WORKLOADS, f"{module.__name__} measures nothing"
+        assert {w.area for w in module.WORKLOADS} <= {area.name, None}
+
+
+def test_workload_code_lives_in_the_workloads_only():
+    # the asv method is the one generic caller; no bench module builds implementations itself
+    for module in suite.modules():
+        source = inspect.getsource(module)
+        assert "from impls" not in source and 'implementation == "' not in source, module.__name__
+        assert "__main__" not in source, f"{module.__name__} still carries an evidence script"
+
+
+@pytest.mark.parametrize("cls", list(_asv_classes()))
+def test_asv_classes_are_parametrised_by_implementation_and_device(cls):
     names = cls.param_names
-    assert "device" in names and cls.params[names.index("device")] == common.DEVICES
+    assert names[names.index("device")] == "device"
+    assert cls.params[names.index("device")] == common.DEVICES
     if "implementation" in names:
         assert names[0] == "implementation" and cls.params[0] == common.IMPLEMENTATIONS
-    else:  # plain torch ops measured as the yardstick of a ratio (e.g. one torch.tanh)
-        assert "Baseline" in cls.__name__, f"{cls.__name__} has no implementation axis"
-    methods = [m for m in dir(cls) if m.startswith(("time_", "peakmem_", "track_"))]
-    assert methods, f"{cls.__name__} measures nothing"
+    methods = [m for m in dir(cls) if m.startswith("time_")]
+    assert len(methods) == 1 and getattr(cls, methods[0]).version
 
 
-@pytest.mark.parametrize(("module", "cls"), list(_classes()), ids=lambda x: getattr(x, "__name__", x))
-def test_cuda_points_skip_cleanly_without_a_gpu(module, cls):
+@pytest.mark.parametrize("cls", list(_asv_classes()))
+def test_cuda_points_skip_cleanly_without_a_gpu(cls):
     import torch
 
     if torch.cuda.is_available():
-        pytest.skip("a GPU is present")
+        pytest.skip("a GPU is present: the cuda points run")
     params = [values[0] for values in cls.params]
     params[cls.param_names.index("device")] = "cuda"
     with pytest.raises(NotImplementedError, match="CUDA"):
         cls().setup(*params)
 
 
-def test_report_reads_asv_results_and_computes_ratios(tmp_path, monkeypatch):
-    results = tmp_path / "results"
-    (results / "m").mkdir(parents=True)
-    (results / "benchmarks.json").write_text(json.dumps({
-        "bench_x.B.time_f": {"param_names": ["implementation", "device", "size"]}}))
-    (results / "m" / "abc-existing.json").write_text(json.dumps({
-        "commit_hash": "abc", "params": {"machine": "m"},
-        "result_columns": ["result", "params"],
-        "results": {"bench_x.B.time_f": [[1.0, 4.0, None, None, 2.0, 2.0, None, None],
-                                         [["'reference'", "'torchrl'"], ["'cpu'", "'cuda'"],
-                                          ["10", "100"]]]},
-    }))
+@pytest.mark.parametrize(("area", "workload"),
+                         [pytest.param(a, w, id=f"{a}.{w.name}") for a, w in suite.workloads()])
+def test_every_workload_runs_on_the_reference_at_its_smallest_point(area, workload):
+    params = {k: v[0] for k, v in workload.params.items()}
+    timed = workload.build("reference" if workload.area else None, "cpu", **params)
+    if timed.before:
+        timed.before()
+    timed.call()
+
+
+def test_a_plugged_in_implementation_is_benchmarked_through_the_registry(monkeypatch):
+    plugin = "tests.mutants.ppo_value_clipping:CLIPPED_ONLY"
+    monkeypatch.setattr(common, "IMPLEMENTATIONS", [plugin])
+    common._selected.cache_clear()
+    try:
+        from benchmarks.bench_ppo_value_clipping import CRITIC
+        from benchmarks.bench_tanh_normal_mode import MODE
+
+        CRITIC.build(plugin, "cpu", size=100).call()
+        with pytest.raises(NotImplementedError, match="does not provide tanh_normal_mode"):
+            MODE.build(plugin, "cpu", dtype="float32", size=100)
+    finally:
+        common._selected.cache_clear()
+
+
+def test_importing_the_runner_loads_no_pytest_plugin():
+    code = ("import sys, benchmarks.run; "
+            "bad = [m for m in sys.modules if m.startswith(('conformance.plugin', 'pytest', "
+            "'_pytest', 'pytest_benchmark'))]; print(bad); sys.exit(bool(bad))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_an_unknown_implementation_is_one_line_and_exit_code_4():
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.run", "--impl", "nosuch"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 4
+    assert proc.stderr.strip().splitlines() == [
+        "ERROR: unknown implementation 'nosuch'; choose reference, torchrl, or pkg.module:object"]
+
+
+def _bench(workload, impl, params, median, lo=None, hi=None):
+    return {"extra_info": {"workload": workload, "implementation": impl, "device": "cpu",
+                           "params": params},
+            "stats": {"min": lo or median, "median": median, "max": hi or median, "rounds": 5}}
+
+
+def test_report_ratios_and_targets_from_a_pytest_benchmark_json(tmp_path, monkeypatch):
+    results = tmp_path / "side_by_side.json"
+    caps = {"reference": (1e-4, 1.5e-4), "torchrl": (1e-4, 2e-3)}
+    benches = [_bench("extend_over_max", impl, {"capacity": str(c)}, t)
+               for impl, (small, big) in caps.items()
+               for c, t in ((1000, small), (10000, small), (100000, big), (1000000, big))]
+    results.write_text(json.dumps({"benchmarks": benches, "datetime": "2026-11-23T00:00:00"}))
     monkeypatch.setattr(run, "RESULTS", results)
-    monkeypatch.setattr(run, "_PARAM_NAMES", {})
-    points = list(run.rows(run.latest_results()))
-    assert points[0] == ("bench_x.B.time_f", {"implementation": "reference", "device": "cpu",
-                                               "size": "10"}, 1.0)
-    table = run.ratio_table(points)
-    assert table[-1] == "| `bench_x.B.time_f` | 2 | 0.5 | 1.25 | 2 |"
+    document, points, impls = run.load()
+    assert impls == ["reference", "torchrl"]
+    table = run.ratio_table(points, impls, "cpu")
+    row = next(line for line in table if "extend_over_max" in line)
+    assert row == "| `prioritized_replay.extend_over_max` | reference | 4 | 0.075 | 0.537 | 1 |"
+    from benchmarks.bench_prioritized_replay import TARGETS
+
+    growth = TARGETS[0].lines(points, impls)
+    assert growth == [
+        "- PER extend over the max slot, reference: time(1e6) / time(1e3) = **1.5** "
+        "(target <= 2: met)",
+        "- PER extend over the max slot, torchrl: time(1e6) / time(1e3) = **20** "
+        "(target <= 2: NOT met)"]
+    assert TARGETS[1].lines(points, impls) == [
+        "- PER sample_256 at 1e6, reference / torchrl C++ trees: not measured (target <= 2)"]
+
+
+def test_points_key_parameters_by_their_text():
+    points = Points()
+    points.add("w", "reference", "cpu", {"size": "100", "skip": "True"}, Stats(1, 2, 3, 4))
+    assert points.median("w", "reference", size=100, skip=True) == 2
+    assert points.median("w", "torchrl", size=100, skip=True) is None
+
+
+def test_repeatability_flags_points_above_100us_that_moved_more_than_20_percent(tmp_path):
+    from benchmarks.repeatability import compare
+
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    rows = [("w", {"size": "1"}, 1e-3, 1.1e-3), ("w", {"size": "2"}, 1e-3, 1.5e-3),
+            ("w", {"size": "3"}, 1e-5, 1e-4 * 0.5)]  # both below 100 µs: timer noise, ignored
+    first.write_text(json.dumps({"benchmarks": [_bench(w, "reference", p, a) for w, p, a, _ in rows]}))
+    second.write_text(json.dumps({"benchmarks": [_bench(w, "reference", p, b) for w, p, _, b in rows]}))
+    lines = compare(first, second)
+    assert lines[0].startswith("2 points above 100 µs measured in both runs")
+    assert lines[0].endswith("1 outside ±20%")
+    assert lines[1:] == ["  - `w` reference size=2: 1.50"]
+
+
+def test_history_table_reads_asv_results_by_release(tmp_path):
+    from benchmarks.history import table
+
+    name = "bench_prioritized_replay.ExtendOverMax.time_extend_over_max"
+    (tmp_path / "vm").mkdir()
+    for release, values in (("0.14.1", [1e-3, 2e-3, None, None]),
+                            ("0.6.0", [float("nan"), float("nan"), None, None])):
+        path = tmp_path / "vm" / f"abc-existing-py_x_.asv_history_torchrl-{release}_bin_python.json"
+        path.write_text(json.dumps({"result_columns": ["result", "params"], "results": {
+            name: [values, [["'reference'"], ["'cpu'", "'cuda'"], ["1000", "1000000"]]]}}))
+    assert table(name, tmp_path) == [
+        "| parameters | torchrl 0.6.0 | torchrl 0.14.1 |", "|---|---|---|",
+        "| reference, cpu, 1000 | n/a | 1 ms |", "| reference, cpu, 1000000 | n/a | 2 ms |"]

@@ -1,0 +1,151 @@
+"""asv results across TorchRL releases, reusing the suite's environments instead of building a
+5.7 GB one per release:
+
+    python -m benchmarks.history [RELEASE ...] [--bench REGEX] [--quick]
+    (default releases: 0.6.0 0.8.1 0.13.3 0.14.1)
+
+0.14 runs in the stack environment (this python); older releases run on one shared torch 2.13.0
+base (``.nox/_upstream-base-torch2.13.0``, a CPU build, made by the upstream runner), with
+torchrl and the tensordict of its minor installed without dependencies into
+``.nox/_upstream/<release>`` (the upstream runner's folders, shared with ``nox -s upstream``).
+Each release gets a small environment ``.asv/history/torchrl-<release>`` (no packages of its
+own: a ``.pth`` puts the release folder and the base's site-packages on its path), which asv
+runs as an existing environment, so its results carry the release in their environment name.
+The benchmarks are asv's, from this checkout; results are recorded under the current commit.
+
+Old releases ship C++ replay trees built for another torch; where they do not load, the replay
+points are n/a ("cannot run prioritized_replay here"), never a number.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HISTORY = ROOT / ".asv" / "history"
+RELEASES = ["0.6.0", "0.8.1", "0.13.3", "0.14.1"]
+
+
+def _site_packages(python: str) -> str:
+    return subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def _runner_copy() -> Path:
+    """asv's benchmark runner (pure Python), copied from this environment, for the releases'
+    environments, which hold no packages of their own."""
+    import asv_runner
+
+    target = HISTORY / "_runner"
+    if not (target / "asv_runner").is_dir():
+        shutil.copytree(Path(asv_runner.__file__).parent, target / "asv_runner")
+    return target
+
+
+def environment(release: str) -> Path:
+    """The python of ``.asv/history/torchrl-<release>``, created once."""
+    from conformance.upstream import runner, sources
+
+    source = sources.parse(release)
+    if source.torch == "2.14.1":
+        base, folder = sys.executable, None  # the stack environment holds torchrl 0.14.1
+    else:
+        base = runner.base_python(source.torch, {})
+        folder = runner.install(source, base)
+    env = HISTORY / f"torchrl-{release}"
+    python = env / "bin" / "python"
+    if not python.is_file():
+        subprocess.run([base, "-m", "venv", "--without-pip", str(env)], check=True)
+    paths = [str(p) for p in (folder, _runner_copy()) if p]
+    purelib = Path(_site_packages(str(python)))
+    # `import site` lines run: addsitedir also reads the base's own .pth files
+    (purelib / "_history.pth").write_text(
+        "".join(f"{p}\n" for p in paths)
+        + f"import site; site.addsitedir({_site_packages(base)!r})\n")
+    return python
+
+
+def run(release: str, bench: str | None, quick: bool) -> int:
+    python = environment(release)
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True, check=True).stdout.strip()
+    cmd = [sys.executable, "-m", "asv", "run", "--environment", f"existing:{python}",
+           "--set-commit-hash", commit, "--show-stderr", "--record-samples"]
+    if quick:
+        cmd.append("--quick")
+    if bench:
+        cmd += ["--bench", bench]
+    print(f"+ [torchrl {release}]", " ".join(cmd), flush=True)
+    return subprocess.run(cmd, cwd=ROOT).returncode
+
+
+def table(benchmark: str, results_dir: Path | None = None) -> list[str]:
+    """A markdown table of ``benchmark``'s cpu medians by release, read from asv's results of
+    this checkout's history environments (newest result file per release)."""
+    import itertools
+    import json
+
+    results_dir = results_dir or ROOT / "reports" / "asv" / "results"
+    by_release: dict[str, dict] = {}
+    for path in sorted(results_dir.glob("*/*.json"), key=lambda p: p.stat().st_mtime):
+        marker = "asv_history_torchrl-"
+        if marker not in path.name:
+            continue
+        release = path.name.split(marker)[1].split("_bin_python")[0]
+        document = json.loads(path.read_text())
+        entry = document["results"].get(benchmark)
+        if entry is not None:
+            record = dict(zip(document["result_columns"], entry, strict=False))
+            by_release[release] = record
+    if not by_release:
+        return [f"no history results for {benchmark}"]
+    some = next(iter(by_release.values()))
+    grids = [[v.strip("'") for v in axis] for axis in some["params"]]
+    points = [combo for combo in itertools.product(*grids) if "cuda" not in combo]
+    releases = sorted(by_release, key=lambda r: tuple(int(x) for x in r.split(".")))
+    lines = ["| parameters | " + " | ".join(f"torchrl {r}" for r in releases) + " |",
+             "|---|" + "---|" * len(releases)]
+    for combo in points:
+        cells = []
+        for release in releases:
+            record = by_release[release]
+            index = list(itertools.product(*[[v.strip("'") for v in a] for a in record["params"]]))
+            value = record["result"][index.index(combo)] if combo in index else None
+            cells.append("n/a" if value is None or value != value else f"{value * 1e3:.3g} ms")
+        lines.append(f"| {', '.join(combo)} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.history", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("releases", nargs="*", default=RELEASES)
+    parser.add_argument("--bench", help="regex of benchmarks (asv --bench)")
+    parser.add_argument("--quick", action="store_true", help="one sample a point (asv --quick)")
+    parser.add_argument("--table", metavar="BENCHMARK",
+                        help="print the recorded history of BENCHMARK (e.g. bench_prioritized_"
+                             "replay.ExtendOverMax.time_extend_over_max) and run nothing")
+    args = parser.parse_args(argv)
+    if args.table:
+        print("\n".join(table(args.table)))
+        return 0
+    from conformance.upstream.sources import SourceError
+
+    subprocess.run([sys.executable, "-m", "asv", "machine", "--yes"], cwd=ROOT, check=True,
+                   capture_output=True)
+    status = 0
+    for release in args.releases:
+        try:
+            status |= run(release, args.bench, args.quick)
+        except SourceError as exc:
+            print(f"ERROR: torchrl {release}: {exc}", file=sys.stderr)
+            status = 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

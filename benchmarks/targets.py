@@ -1,0 +1,73 @@
+"""Performance targets: computed from one run's medians, reported as met or not, never asserted.
+
+Each area's targets live next to its workloads (``TARGETS`` in ``bench_<area>.py``). A target is
+evaluated for every selected implementation (the reference, a plug-in, another library's
+adapter); one that compares against another implementation (``versus``, TorchRL) is not
+evaluated for that implementation itself. A point that was not measured gives "not measured",
+never a verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Stats:
+    min: float
+    median: float
+    max: float
+    rounds: int
+
+
+class Points:
+    """Medians of one run, looked up by workload, implementation and parameters."""
+
+    def __init__(self):
+        self._stats: dict[tuple, Stats] = {}
+
+    @staticmethod
+    def _key(workload: str, implementation: str | None, device: str, params: dict) -> tuple:
+        return (workload, implementation, device,
+                tuple(sorted((k, str(v)) for k, v in params.items())))
+
+    def add(self, workload, implementation, device, params, stats: Stats) -> None:
+        self._stats[self._key(workload, implementation, device, params)] = stats
+
+    def get(self, workload, implementation=None, device="cpu", **params) -> Stats | None:
+        return self._stats.get(self._key(workload, implementation, device, params))
+
+    def median(self, workload, implementation=None, device="cpu", **params) -> float | None:
+        stats = self.get(workload, implementation, device, **params)
+        return None if stats is None else stats.median
+
+    def items(self):
+        return self._stats.items()
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    return None if a is None or not b else a / b
+
+
+@dataclass(frozen=True)
+class Target:
+    text: str  #: what is measured, with ``{impl}`` for the implementation
+    goal: str  #: e.g. "<= 2"
+    measure: Callable[[Points, str], float | None]
+    ok: Callable[[float], bool]
+    versus: str | None = None  #: the implementation compared against, if any
+
+    def lines(self, points: Points, implementations: list[str]) -> list[str]:
+        out = []
+        for impl in implementations:
+            if impl == self.versus:
+                continue
+            value = self.measure(points, impl)
+            text = self.text.format(impl=impl)
+            if value is None:
+                out.append(f"- {text}: not measured (target {self.goal})")
+            else:
+                verdict = "met" if self.ok(value) else "NOT met"
+                out.append(f"- {text} = **{value:.3g}** (target {self.goal}: {verdict})")
+        return out

@@ -1,0 +1,91 @@
+"""A workload, written once, and the asv benchmark class made from it.
+
+A ``Workload`` names an area, a parameter grid and ``prepare(area_object, device, **params)``,
+which builds everything untimed and returns a ``Timed``: the call to time and, when each call
+needs fresh state (say, the maximum put back under the ring cursor), what to run untimed before
+it. asv (``bench_<area>.py`` classes, history) and pytest-benchmark (``side_by_side.py``, ratios
+in one process) both time exactly ``Timed.call``; neither has workload code of its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from benchmarks import common
+
+
+@dataclass(frozen=True)
+class Timed:
+    call: Callable[[], object]
+    before: Callable[[], object] | None = None  # untimed, before every single call
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str  #: the method name: ``time_<name>``
+    area: str | None  #: None: an implementation-independent yardstick (e.g. one torch.tanh)
+    params: dict[str, list]  #: in order; the last is the size the scaling plots use
+    prepare: Callable[..., Timed] = field(repr=False)
+    doc: str = ""
+    #: each call needs state that the call itself destroys (``Timed.before`` restores it)
+    fresh_state: bool = False
+
+    def build(self, implementation: str | None, device: str, **params) -> Timed:
+        """Resolve the area through the registry, then prepare (raises NotImplementedError
+        for what cannot run here)."""
+        dev = common.device(device)
+        area = common.area_of(implementation, self.area) if self.area else None
+        return self.prepare(area, dev, **params)
+
+    def points(self):
+        """Every parameter combination, as dicts (implementation and device excluded)."""
+        names = list(self.params)
+        for combo in itertools.product(*self.params.values()):
+            yield dict(zip(names, combo, strict=True))
+
+    @property
+    def size_key(self) -> str:
+        return list(self.params)[-1]
+
+    @property
+    def version(self) -> str:
+        # asv compares results only while a benchmark's version is unchanged: tie it to the
+        # workload's own source, not to the generic method below that every class shares
+        return hashlib.sha256(inspect.getsource(self.prepare).encode()).hexdigest()[:16]
+
+
+def asv_class(class_name: str, workload: Workload, **attributes) -> type:
+    """An asv benchmark class ``class_name`` with one method, ``time_<workload.name>``, over
+    params [implementation,] device, *grid.
+
+    A ``fresh_state`` workload gets one call per sample and ``Timed.before`` in ``setup``
+    (asv runs setup before every sample when ``number`` is 1), and no warm-up call.
+    """
+    names = (["implementation"] if workload.area else []) + ["device", *workload.params]
+    grid = ([common.IMPLEMENTATIONS] if workload.area else []) + [common.DEVICES,
+                                                                   *workload.params.values()]
+
+    def setup(self, *args):
+        given = dict(zip(names, args, strict=True))
+        impl = given.pop("implementation", None)
+        self.timed = workload.build(impl, given.pop("device"), **given)
+        if self.timed.before is not None:
+            self.timed.before()
+
+    def timed_call(self, *args):
+        self.timed.call()
+
+    timed_call.version = workload.version
+    timed_call.__doc__ = workload.doc
+    body = {"params": grid, "param_names": names, "setup": setup,
+            f"time_{workload.name}": timed_call, "timeout": 600,
+            # 2 rounds x 5-20 samples: medians repeat within a few percent (README)
+            "rounds": 2, "repeat": (5, 20, 10.0), "timer": common.timer()}
+    if workload.fresh_state:
+        body.update(number=1, warmup_time=0.0, repeat=(10, 40, 10.0))
+    body.update(attributes)
+    return type(class_name, (), body)
