@@ -6,9 +6,13 @@
 Each source is installed (``pip install --no-deps --target``, a few MB) into
 ``.nox/_upstream/<label>`` next to the tensordict of its minor, and run with a shared base
 environment per torch version (``.nox/_upstream-base-torch<version>``: torch plus the suite's
-dependencies), selected with PYTHONPATH. A source that cannot be installed or imported still gets
-a column, every cell "cannot be tested here: <reason>". Results: ``reports/upstream/<label>.json``;
-matrix: ``reports/upstream.{md,html,csv}`` (releases across, specs down).
+dependencies), selected with PYTHONPATH. Where the source's shipped C++ trees (``torchrl._torchrl``) do not load
+next to that torch, or it has none, ``extension.py`` builds them from the source's own
+``torchrl/csrc`` (or the tag of ``--torchrl-git``) and loads them in their place. A source that
+cannot be installed or imported still gets a column, every cell "cannot be tested here:
+<reason>". Results: ``reports/upstream/<label>.json`` (and ``sources/<label>.json``: where its
+trees came from, times); matrix: ``reports/upstream.{md,html,csv}`` (releases across, specs
+down), with the sources and the timeline of known bugs (``report.py``, ``timeline.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import sys
 import time
 from pathlib import Path
 
+from conformance.upstream import extension, replay_gate, report
 from conformance.upstream.sources import Source, SourceError, extras_for, parse
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,7 +57,8 @@ def base_python(torch: str, given: dict[str, str]) -> str:
         log(f"creating base environment {env.relative_to(ROOT)} with torch {torch}")
         subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
         proc = subprocess.run([str(python), "-m", "pip", "install", "-q", "--progress-bar", "off",
-                               f"torch=={torch}", *BASE_REQUIREMENTS], capture_output=True, text=True)
+                               f"torch=={torch}", *BASE_REQUIREMENTS, *extension.base_extras(torch)],
+                              capture_output=True, text=True)
         if proc.returncode:
             raise SourceError(f"cannot build a torch {torch} environment: {_last_line(proc.stderr)}")
         stamp.write_text(torch)
@@ -115,7 +121,8 @@ def import_problem(python: str, path: str) -> str | None:
 
 
 def run_source(source: Source, python: str, path: str, untestable: str | None,
-               expectations: list[str], pytest_args: list[str], reports: Path) -> Path:
+               expectations: list[str], pytest_args: list[str], reports: Path,
+               trees_problem: str | None = None) -> Path:
     results = reports / "upstream" / f"{source.label}.json"
     env = {**os.environ, "PYTHONPATH": path, "PYTHONHASHSEED": "0",
            "TORCHRL_CONFORMANCE_VERSION_LABEL": source.label}
@@ -128,6 +135,9 @@ def run_source(source: Source, python: str, path: str, untestable: str | None,
         args += ["--expectations", f"torchrl={file}"]
     if untestable:
         args += ["--expectations", "none"]
+    elif trees_problem:  # the replay specs say why the C++ trees are missing (extension.py)
+        env[replay_gate.PROBLEM_ENV] = trees_problem
+        args += ["-p", "conformance.upstream.replay_gate"]
     subprocess.run([*args, *pytest_args], cwd=ROOT, env=env)
     return results
 
@@ -155,6 +165,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pytest-args", default="", help="extra pytest arguments, quoted")
     parser.add_argument("--reports-dir", type=Path, default=REPORTS,
                         help="where results and the matrix go (default: reports/)")
+    parser.add_argument(extension.GIT_OPTION, dest="torchrl_git", metavar="PATH_OR_URL",
+                        default=os.environ.get(extension.GIT_ENV) or None,
+                        help="a TorchRL git repository (clone or URL) whose tags v<version> give "
+                             "the C++ sources of releases whose wheel has none (0.4 to 0.9); "
+                             f"default: ${extension.GIT_ENV}")
     return parser
 
 
@@ -165,9 +180,10 @@ def main(argv=None) -> int:
     outcomes: list[tuple[str, str, str]] = []
     unexpected_total = 0
     result_files = []
+    records: list[dict] = []
     for number, argument in enumerate(args.sources, 1):
         t0 = time.time()
-        untestable, python, path = None, None, str(ROOT)
+        untestable, python, path, trees, install_s = None, None, str(ROOT), None, None
         try:
             source = parse(argument)
             if source.kind == "git":
@@ -180,28 +196,51 @@ def main(argv=None) -> int:
         try:
             python = base_python(source.torch, given)
             if not untestable:
+                t_install = time.time()
                 path = pythonpath(source, install(source, python))
+                install_s = time.time() - t_install
                 untestable = import_problem(python, path)
+            if not untestable:  # the C++ trees: shipped, or built from the source's own csrc
+                trees = extension.prepare(source, python, path, WORK, args.torchrl_git, log)
+                path = trees.pythonpath(path)
+                log(f"    C++ trees: {trees.origin}" + (f" — replay specs cannot be tested "
+                    f"here: {trees.problem}" if trees.problem else ""))
         except (SourceError, subprocess.CalledProcessError) as exc:
             untestable = untestable or f"install failed: {exc}"
         if untestable:
             log(f"    cannot be tested here: {untestable}")
         python = python or sys.executable
+        t_tests = time.time()
         results = run_source(source, python, path, untestable, args.expectations,
-                             args.pytest_args.split(), args.reports_dir)
+                             args.pytest_args.split(), args.reports_dir,
+                             trees.problem if trees else None)
+        tests_s, total_s = time.time() - t_tests, time.time() - t0
         summary, n_unexpected = summarize(results)
         unexpected_total += n_unexpected
-        log(f"    {summary} ({time.time() - t0:.0f} s)")
+        times = ", ".join(f"{name} {value:.0f} s" for name, value in (
+            ("install", install_s), ("C++ trees", trees.seconds if trees else None),
+            ("tests", tests_s)) if value is not None)
+        log(f"    {summary} ({times}; total {total_s:.0f} s)")
         outcomes.append((source.label, "cannot be tested here: " + untestable if untestable
                          else "tested", summary))
         if results.is_file():
             result_files.append(results)
+            records.append(report.write_record(results, {
+                "label": source.label, "argument": argument, "kind": source.kind,
+                "status": outcomes[-1][1], "torch": source.torch,
+                "trees": trees.origin if trees else "not looked at (the source is untestable)",
+                "trees_problem": trees.problem if trees else None, "outcomes": summary,
+                "install_s": install_s, "trees_s": trees.seconds if trees else None,
+                "tests_s": tests_s, "total_s": total_s}))
+    disk = report.disk_lines([WORK, *sorted(WORK.parent.glob("_upstream-base-torch*")),
+                              *(Path(p).parent.parent for p in given.values())])
+    for line in filter(None, disk):
+        log(line.lstrip("- "))
     if result_files:
         from conformance.reporting.matrix import write_reports
 
-        preface = ["| source | status | outcomes |", "|---|---|---|",
-                   *(f"| torchrl {label} | {status} | {summary} |"
-                     for label, status, summary in outcomes)]
+        preface = report.preface(result_files, [json.loads(p.read_text()) for p in records],
+                                 extra=disk)
         for path in write_reports(result_files, args.reports_dir, stem="upstream",
                                   title="TorchRL conformance by release", preface=preface):
             log(f"wrote {path}")
