@@ -117,8 +117,8 @@ def _build(csrc: str, out: str) -> dict:
     if not sources:
         raise SystemExit(f"no C++ sources (*.cpp) in {csrc}")
     extension = CppExtension("_torchrl", sources, include_dirs=[str(csrc_path)],
-                             extra_compile_args={"cxx": ["-O3", "-g0"]})  # -g0: no debug info
-    #   (Python's own CFLAGS ask for -g: 3x the compile time and a 20x larger module)
+                             extra_compile_args={"cxx": ["-O3", "-g0"]})
+    # -g0: Python's own CFLAGS ask for debug info (-g), which made a 22 MB module instead of 0.5 MB
     out = str(Path(out).resolve())
     started, here = time.time(), os.getcwd()
     with tempfile.TemporaryDirectory() as temp:
