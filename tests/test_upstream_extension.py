@@ -164,3 +164,10 @@ def test_shipped_extension_that_loads_is_kept(tmp_path):
 def test_base_environments_get_the_build_tools_and_old_numpy_for_old_torch():
     assert extension.base_extras("2.13.0") == ["setuptools", "ninja"]
     assert extension.base_extras("2.4.0") == ["setuptools", "ninja", "numpy<2"]
+
+
+def test_a_build_that_takes_too_long_is_stopped_with_the_setting_to_raise(monkeypatch):
+    with pytest.raises(RuntimeError, match=f"timed out after 0 s .*\\${extension.TIMEOUT_ENV}"):
+        extension._run_json(sys.executable, ["probe"], dict(os.environ), timeout=0.01)
+    monkeypatch.setenv(extension.TIMEOUT_ENV, "7200")
+    assert extension.build_timeout() == 7200.0

@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -43,6 +44,7 @@ GIT_FIX = (f"give a TorchRL git repository (a clone of pytorch/rl or its URL) wi
 COMPILER_FIX = "install a C++ compiler (e.g. apt-get install g++) or name one with $CXX"
 SOURCE_SUFFIXES = {".cpp", ".cc", ".h", ".hpp"}  # what the CPU build reads (.cu is CUDA-only)
 MODULE = "torchrl._torchrl"
+TIMEOUT_ENV = "TORCHRL_CONFORMANCE_BUILD_TIMEOUT"
 
 
 def base_extras(torch: str) -> list[str]:
@@ -146,12 +148,29 @@ def _last_line(text: str) -> str:
     return ((errors[0] if errors else lines[-1]) if lines else "no output")[:300]
 
 
-def _run_json(python: str, args: list[str], env: dict, timeout: float = 1800) -> dict:
-    proc = subprocess.run([python, "-m", "conformance.upstream.extension", *args],
-                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout)
+def _run_json(python: str, args: list[str], env: dict, timeout: float) -> dict:
+    # its own process group: on a timeout the compilers it started are stopped with it
+    proc = subprocess.Popen([python, "-m", "conformance.upstream.extension", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=ROOT, start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise RuntimeError(f"{args[0]} timed out after {timeout:.0f} s (a busy machine? raise "
+                           f"${TIMEOUT_ENV})") from None
     if proc.returncode:
-        raise RuntimeError(_last_line(proc.stdout + "\n" + proc.stderr))
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+        raise RuntimeError(_last_line(stdout + "\n" + stderr))
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
+def build_timeout() -> float:
+    """Seconds a build may take: 30-50 s on 2 idle cores; 30 min unless $TIMEOUT_ENV says."""
+    try:
+        return float(os.environ.get(TIMEOUT_ENV, "1800"))
+    except ValueError:
+        return 1800.0
 
 
 def _env(python: str, path: str) -> dict:
@@ -276,8 +295,9 @@ def build_cached(python: str, csrc: Path, torch: str, work: Path, what: str,
         f"{digest[:12]}, cached in {cache.relative_to(work.parent) if work.parent in cache.parents else cache})")
     started = time.time()
     try:
-        result = _run_json(python, ["build", str(csrc), str(cache)], _env(python, str(ROOT)))
-    except (RuntimeError, subprocess.TimeoutExpired) as exc:
+        result = _run_json(python, ["build", str(csrc), str(cache)], _env(python, str(ROOT)),
+                           timeout=build_timeout())
+    except RuntimeError as exc:
         shutil.rmtree(cache, ignore_errors=True)
         raise RuntimeError(f"building torchrl._torchrl from {what} against torch {torch} "
                            f"failed: {exc}") from None
@@ -296,7 +316,7 @@ def prepare(source, python: str, path: str, work: Path, git_repo: str | None,
 
     try:
         probe = _run_json(python, ["probe"], _env(python, path), timeout=600)
-    except (RuntimeError, subprocess.TimeoutExpired) as exc:
+    except RuntimeError as exc:
         return done(origin="none", problem=f"cannot inspect the installed torchrl: {exc}")
     torch = probe["torch"]
     if probe.get("package") is None:
