@@ -117,7 +117,7 @@ def bench_smoke(session: nox.Session) -> None:
          *session.posargs)
 
 
-RELEASES = ["0.6.0", "0.7.2", "0.8.1", "0.9.2", "0.10.1", "0.11.1", "0.12.0", "0.13.3", "0.14.1"]
+RELEASES = ["0.4.0", "0.5.0", "0.6.0", "0.7.2", "0.8.1", "0.9.2", "0.10.1", "0.11.1", "0.12.0", "0.13.3", "0.14.1"]
 
 
 @nox.session(venv_backend="none", default=False)
@@ -125,7 +125,9 @@ def upstream(session: nox.Session) -> None:
     """Run the suite against TorchRL sources and build reports/upstream.{md,html,csv}.
 
     Arguments: releases (0.13.3), wheel files, checkouts or git:REPO@REF; options of
-    ``python -m conformance.upstream.runner --help``. Default: every release from 0.6.0 to 0.14.1.
+    ``python -m conformance.upstream.runner --help``. Default: every release from 0.4.0 to 0.14.1.
+    The C++ sources of releases whose wheel has none (0.4 to 0.9) come from the TorchRL git
+    repository of ``--torchrl-git`` or $TORCHRL_CONFORMANCE_GIT (a clone or a URL).
     """
     python = stack_python(session)
     args = list(session.posargs) or RELEASES

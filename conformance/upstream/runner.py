@@ -6,19 +6,23 @@
 Each source is installed (``pip install --no-deps --target``, a few MB) into
 ``.nox/_upstream/<label>`` next to the tensordict of its minor, and run with a shared base
 environment per torch version (``.nox/_upstream-base-torch<version>``: torch plus the suite's
-dependencies), selected with PYTHONPATH. A source that cannot be resolved, installed or imported
-still gets a column, every cell "not tested" with the reason, and fails the run: the verdict of
+dependencies), selected with PYTHONPATH. Where the source's shipped C++ trees
+(``torchrl._torchrl``) do not load next to that torch, or it has none, ``extension.py`` builds them
+from the source's own ``torchrl/csrc`` (or the tag of ``--torchrl-git``) and loads them in their
+place. A source that cannot be resolved, installed or imported still gets a column, every cell "not tested" with the reason, and fails the run: the verdict of
 each source is "NOT TESTED: <reason>", "N unexpected result(s)" or "conformant to expectations",
 read from the rows' ``expected`` field and pytest's exit code. Column labels are unique: a git
 ref is labelled by its resolved commit (``0.14.1+git.1a2b3c4``). Results:
-``reports/upstream/<label>.json``; matrix: ``reports/upstream.{md,html,csv}`` (releases across,
-specs down). Exit code: 0 when every source is conformant to its expectations, 1 otherwise, 2 for
+``reports/upstream/<label>.json`` (and ``sources/<label>.json``: where its trees came from,
+times); matrix: ``reports/upstream.{md,html,csv}`` (releases across, specs down), with the sources
+and the timeline of known bugs (``report.py``, ``timeline.py``). Exit code: 0 when every source is conformant to its expectations, 1 otherwise, 2 for
 bad arguments.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shlex
@@ -32,7 +36,7 @@ from conformance import outcomes
 from conformance.cli import OneLineErrors
 from conformance.reporting.results_file import ResultsFileError
 from conformance.reporting.results_file import read as read_results
-from conformance.upstream import not_tested
+from conformance.upstream import extension, not_tested, replay_gate, report
 from conformance.upstream.sources import Source, SourceError, extras_for, parse
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -173,7 +177,7 @@ def import_problem(python: str, path: str, expected: Path) -> str | None:
 
 
 def run_source(source: Source, label: str, python: str, path: str, expectations: list[str],
-               pytest_args: list[str], results: Path) -> int:
+               pytest_args: list[str], results: Path, trees_problem: str | None = None) -> int:
     """Run the suite on one installed source; pytest's exit code."""
     env = {**os.environ, "PYTHONPATH": path, "PYTHONHASHSEED": "0",
            "TORCHRL_CONFORMANCE_VERSION_LABEL": label}
@@ -182,6 +186,9 @@ def run_source(source: Source, label: str, python: str, path: str, expectations:
             "--no-report", "-p", "no:cacheprovider", "-q", "--tb=no", "-rN"]
     for file in expectations:
         args += ["--expectations", f"torchrl={file}"]
+    if trees_problem:  # the replay specs say why the C++ trees are missing (extension.py)
+        env[replay_gate.PROBLEM_ENV] = trees_problem
+        args += ["-p", "conformance.upstream.replay_gate"]
     return subprocess.run([*args, *pytest_args], cwd=ROOT, env=env).returncode
 
 
@@ -232,6 +239,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="where results and the matrix go (default: reports/)")
     parser.add_argument("--work-dir", type=Path, default=WORK,
                         help="where sources are installed and extracted (default: .nox/_upstream)")
+    parser.add_argument(extension.GIT_OPTION, dest="torchrl_git", metavar="PATH_OR_URL",
+                        default=os.environ.get(extension.GIT_ENV) or None,
+                        help="a TorchRL git repository (clone or URL) whose tags v<version> give "
+                             "the C++ sources of releases whose wheel has none (0.4 to 0.9); "
+                             f"default: ${extension.GIT_ENV}")
     return parser
 
 
@@ -260,8 +272,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
-def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, Path]:
-    """Resolve, install and run one source: (label, passed, verdict text, results file)."""
+def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, Path, dict]:
+    """Resolve, install and run one source: (label, passed, verdict text, results file, record
+    of where its C++ trees came from and how long each step took)."""
     reason, source = None, None
     try:
         source = parse(argument)
@@ -277,30 +290,44 @@ def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, 
     taken.add(label)
     results = args.reports_dir / "upstream" / f"{label}.json"
     results.unlink(missing_ok=True)  # never judge a source by an earlier run's results
-    python, path = None, ""
+    record = {"label": label, "argument": argument, "kind": source.kind if source else "unknown",
+              "torch": source.torch if source else None, "install_s": None, "trees_s": None,
+              "trees": "not looked at (the source is not tested)", "trees_problem": None}
+    python, path, trees = None, "", None
     if source is not None:
         log(f"torchrl {label} ({source.tensordict}, torch {source.torch})")
         try:
             python = base_python(source.torch, args.base)
+            t_install = time.time()
             target = install(source, python)
+            record["install_s"] = time.time() - t_install
             path = pythonpath(source, target)
             imported_from = source.path if source.kind in ("checkout", "git") else target
             reason = import_problem(python, path, imported_from)
+            if not reason:  # the C++ trees: shipped, or built from the source's own csrc
+                trees = extension.prepare(source, python, path, WORK, args.torchrl_git, log)
+                path = trees.pythonpath(path)
+                record.update(trees=trees.origin, trees_problem=trees.problem,
+                              trees_s=trees.seconds)
+                log(f"    C++ trees: {trees.origin}" + (f" — replay specs cannot be tested "
+                    f"here: {trees.problem}" if trees.problem else ""))
         except (SourceError, subprocess.SubprocessError, OSError) as exc:
-            reason = f"install failed: {exc}"
+            reason = reason or f"install failed: {exc}"
     if reason:
         not_tested.write(results, label, reason, args.pytest_args)
         passed, text = verdict(_rows(results), None)
-        return label, passed, text, results
+        return label, passed, text, results, record
+    t_tests = time.time()
     returncode = run_source(source, label, python, path, args.expectations, args.pytest_args,
-                            results)
+                            results, trees.problem if trees else None)
+    record["tests_s"] = time.time() - t_tests
     rows = _rows(results)
     if not rows:  # pytest stopped before writing results (a usage error, a crash)
         not_tested.write(results, label, f"pytest exited with code {returncode} before writing "
                          "results (see its output above)", args.pytest_args)
         rows = _rows(results)
     passed, text = verdict(rows, returncode)
-    return label, passed, text, results
+    return label, passed, text, results, record
 
 
 def main(argv=None) -> int:
@@ -309,25 +336,36 @@ def main(argv=None) -> int:
     WORK = args.work_dir.resolve()
     started = time.time()
     table: list[tuple[str, str, str]] = []
-    result_files = []
+    result_files, records = [], []
     failed = 0
     taken: set[str] = set()
     for number, argument in enumerate(args.sources, 1):
         t0 = time.time()
         log(f"[{number}/{len(args.sources)}] {argument}")
-        label, passed, text, results = check_source(argument, args, taken)
+        label, passed, text, results, record = check_source(argument, args, taken)
         failed += not passed
         summary = counts(_rows(results))
-        log(f"    {text}: {summary} ({time.time() - t0:.0f} s)")
+        record.update(status=text, outcomes=summary, total_s=time.time() - t0)
+        times = ", ".join(f"{name} {record[key]:.0f} s" for name, key in (
+            ("install", "install_s"), ("C++ trees", "trees_s"), ("tests", "tests_s"))
+            if record.get(key) is not None)
+        log(f"    {text}: {summary} ({times + '; ' if times else ''}total {record['total_s']:.0f} s)")
         table.append((label, text, summary))
         if results.is_file():
             result_files.append(results)
+            records.append(report.write_record(results, record))
+    disk = report.disk_lines([WORK, *sorted(WORK.parent.glob("_upstream-base-torch*")),
+                              *(Path(p).parent.parent for p in args.base.values())])
+    for line in filter(None, disk):
+        log(line.lstrip("- "))
     if result_files:
         from conformance.reporting.matrix import write_reports
 
         preface = ["| source | verdict | outcomes |", "|---|---|---|",
                    *(f"| torchrl {label} | {text.replace('|', '/')} | {summary} |"
-                     for label, text, summary in table)]
+                     for label, text, summary in table), "",
+                   *report.preface(result_files, [json.loads(p.read_text()) for p in records],
+                                   extra=disk)]
         for path in write_reports(result_files, args.reports_dir, stem="upstream",
                                   title="TorchRL conformance by release", preface=preface):
             log(f"wrote {path}")

@@ -3,13 +3,14 @@
 Accepted forms:
   ``0.13.3``                      a release from the package index
   ``path/to/torchrl-X-*.whl``     a wheel file
-  ``path/to/rl``                  a local source checkout (pure Python: its C++ extension is not
-                                  built, so the prioritized-replay specs are "cannot be tested here")
+  ``path/to/rl``                  a local source checkout (its C++ extension is built from its own
+                                  torchrl/csrc by ``extension.py``)
   ``git:REPO@REF``                a git ref of a repository (a URL or a local clone / mirror)
 
-Pairing (measured in research/matrix.md): tensordict from the same minor as torchrl (releases up
+Pairing (measured when the matrix was built): tensordict from the same minor as torchrl (releases up
 to 0.7 pin it loosely and break with a newer one); torch 2.14.1 for 0.14 (its C++ extension is
-built for it) and torch 2.13.0, a small CPU build, for older releases, which import with it.
+built for it), torch 2.13.0, a small CPU build, for 0.6 to 0.13, which import with it, and torch
+2.4.0 (a CUDA build, run on the CPU) for 0.4 and 0.5, which do not import with 2.13.
 """
 
 from __future__ import annotations
@@ -33,7 +34,10 @@ def minor(version: str) -> tuple[int, int]:
 
 
 def torch_for(version: str) -> str:
-    return "2.14.1" if minor(version) >= (0, 14) else "2.13.0"
+    if minor(version) >= (0, 14):
+        return "2.14.1"
+    # 0.4 / 0.5 do not import with torch 2.13 (tensordict: ForkingPickler); 2.4.0 measured
+    return "2.13.0" if minor(version) >= (0, 6) else "2.4.0"
 
 
 def extras_for(version: str) -> list[str]:
