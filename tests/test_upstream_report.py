@@ -76,7 +76,11 @@ def test_versions_order_releases_then_checkouts():
 def _write_source(directory: Path, version: str, rows: list[dict], trees: str) -> Path:
     results = directory / f"{version}.json"
     results.parent.mkdir(parents=True, exist_ok=True)
-    results.write_text(json.dumps({"rows": rows, "implementations": {"torchrl": version},
+    # jobs run in any order: here the newest release ran first, its column must still be last
+    started = 1_800_000_000.0 - sum(int(x) * 1000 ** (2 - i) for i, x in enumerate(version.split(".")))
+    results.write_text(json.dumps({"schema": 1, "started": started, "finished": started + 1,
+                                   "rows": rows,
+                                   "implementations": {"torchrl": version},
                                    "stack": {"torch": "2.13.0"}}))
     report.write_record(results, {"label": version, "status": "tested", "torch": "2.13.0",
                                   "trees": trees, "outcomes": "1 pass", "install_s": 1.0,

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
+from packaging.version import InvalidVersion, Version
 
 from conformance.areas import NUMBER
 from conformance.files import atomic_write
@@ -73,8 +74,20 @@ def build_matrix(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _column_order(rows: pd.DataFrame) -> list[str]:
-    # implementations in the order they were run (releases oldest first), not alphabetically
-    return list(dict.fromkeys(rows["column"]))
+    """Implementations in the order they first ran; the versions of one implementation oldest
+    first (per-source CI jobs finish in any order, the version matrix reads left to right)."""
+    pairs = rows[["implementation", "implementation_version", "column"]].drop_duplicates("column")
+    first = {impl: i for i, impl in enumerate(dict.fromkeys(pairs["implementation"]))}
+
+    def key(pair):
+        impl, version, _ = pair
+        try:
+            parsed = (0, Version(version))
+        except InvalidVersion:
+            parsed = (1, Version("0"))
+        return first[impl], parsed, version
+
+    return [column for _, _, column in sorted(pairs.itertuples(index=False, name=None), key=key)]
 
 
 def summary(rows: pd.DataFrame) -> pd.DataFrame:
