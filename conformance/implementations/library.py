@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 
 from conformance.implementations.adapter import LazyAdapter
 from conformance.interface import Untestable
@@ -41,9 +42,15 @@ def version_tuple(dist: str) -> tuple[int, ...]:
     return tuple(parts)
 
 
+#: Set by `nox -s libraries` (``TORCHRL_CONFORMANCE_UNTESTABLE_SB3=<reason>``) for a library
+#: whose layer could not be built: its column then says why instead of being left out.
+FORCE_UNTESTABLE = "TORCHRL_CONFORMANCE_UNTESTABLE_{}"
+
+
 def library_adapter(name: str, dist: str, module: str) -> LazyAdapter:
     def require_import() -> None:
-        problem = import_problem(module, dist)
+        forced = os.environ.get(FORCE_UNTESTABLE.format(name.upper()))
+        problem = forced or import_problem(module, dist)
         if problem:
             raise Untestable(problem)
 
