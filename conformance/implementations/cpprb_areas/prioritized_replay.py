@@ -20,9 +20,10 @@ Two things cpprb does not expose, and how they are handled:
   once) is measured relative to that anchor.
 - **Its random generator** (a ``std::mt19937`` seeded from ``std::random_device``) cannot be
   seeded: ``sample`` ignores the spec's generator. The draw is stratified (one uniform per
-  equal-mass segment), so the count of each index is within one of ``n P(i)`` whatever the
-  seed: every sampling spec reaches the same verdict on every run (``tests/test_libraries_
-  cpprb.py`` checks this), though the indices themselves differ from run to run.
+  equal-mass segment), so the count of each index is within two of ``n P(i)`` whatever the
+  seed (one for the strata, one for float32 rounding): every sampling spec reaches the same
+  verdict on every run (``tests/libraries/test_cpprb.py`` checks this), though the indices
+  themselves differ from run to run.
 
 Not available in cpprb (``NotImplementedError`` with the reason): an upper bound on the default
 priority, changing ``alpha`` of a filled buffer, and a checkpoint of the priorities
