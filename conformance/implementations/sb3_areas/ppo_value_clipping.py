@@ -17,7 +17,7 @@ normalize_advantage=False)``, its ``rollout_buffer`` is filled with the spec's d
   ``torch.nn.functional`` that records what ``mse_loss`` returns. ``target_kl=-1`` makes
   ``train()`` stop after computing the loss and before ``backward()`` / ``step()`` (its early
   stop tests ``approx_kl > 1.5 * target_kl``), so the graph is intact for the spec.
-  ``tests/test_libraries_sb3.py`` checks that this tensor is the one SB3's optimiser steps on.
+  ``tests/libraries/test_sb3.py`` checks that this tensor is the one SB3's optimiser steps on.
 
 The critic term of SB3's loss is ``vf_coef * value_loss`` with the plain MSE (no 0.5): scale 2.
 SB3 has no "use clip_range" value (``clip_value=True`` raises NotImplementedError), validates

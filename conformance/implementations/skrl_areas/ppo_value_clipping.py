@@ -15,7 +15,7 @@ values are the old predictions), and ``update()`` runs once. Hooks, named with t
   records what ``F.mse_loss`` returns in ``skrl.agents.torch.ppo.ppo``. To keep its graph for
   the spec, the agent's ``scaler`` (a disabled ``GradScaler``) is replaced by one whose
   backward retains the graph, and its ``optimizer`` by one that records the gradients and does
-  not step (``tests/test_libraries_skrl.py`` checks that they are the gradients of the tensor
+  not step (``tests/libraries/test_skrl.py`` checks that they are the gradients of the tensor
   returned). ``update()`` reads ``_current_next_observations`` (set by ``record_transition``),
   set here directly; with every step terminal it does not affect the returns.
 
