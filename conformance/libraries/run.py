@@ -8,8 +8,10 @@ Builds (or reuses) one layer per library (``conformance.libraries.layers``) unde
 library's expectations file applies automatically), and writes ``reports/libraries.{md,html,
 csv}`` from the results files in ``reports/libraries/``. A library whose layer cannot be built
 still gets its column: every spec "cannot be tested here: <why>". ``TORCHRL_CONFORMANCE_
-LIBRARIES=cpprb,sb3`` limits the libraries. The exit status is non-zero when any run had an
-unexpected result (a failure not listed in the library's expectations, or a stale entry).
+LIBRARIES=cpprb,sb3`` limits the libraries. Each library's adapter self-tests
+(``tests/libraries/test_<name>.py``: the real code path, a mutant) run in its layer too. The exit
+status is non-zero when any run had an unexpected result (a failure not listed in the library's
+expectations, or a stale entry) or a self-test failed.
 """
 
 from __future__ import annotations
@@ -65,6 +67,13 @@ def main(argv: list[str]) -> int:
             statuses[library.name] = _pytest(sys.executable, library.name, path, argv, env)
         else:
             statuses[library.name] = _pytest(layer.python, library.name, path, argv)
+            # the adapter's own self-tests (real code path, mutant) need the library: run here
+            selftest = ["-m", "pytest", f"tests/libraries/test_{library.name}.py", "-q",
+                        "-p", "no:cacheprovider"]
+            print(f"\n$ {layer.python} {' '.join(selftest)}", flush=True)
+            statuses[f"{library.name} self-tests"] = subprocess.run(
+                [str(layer.python), *selftest], cwd=ROOT,
+                env={**os.environ, "PYTHONPATH": str(ROOT)}).returncode
         results.append(path)
     from conformance.reporting.matrix import write_reports
 
