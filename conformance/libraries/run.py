@@ -1,6 +1,7 @@
 """``nox -s libraries``: the suite on reference, torchrl and every RL library, one matrix.
 
     python -m conformance.libraries.run [pytest arguments...]
+    python -m conformance.libraries.run --report-only   # rebuild the matrix from the last results
 
 Builds (or reuses) one layer per library (``conformance.libraries.layers``) under
 ``.nox/_libraries-<stack>/``, runs ``pytest conformance`` once on ``reference,torchrl`` with this
@@ -48,7 +49,36 @@ def _pytest(python, impl: str, results: Path, extra: list[str], env_extra=None) 
     return subprocess.run(cmd, cwd=ROOT, env=env).returncode
 
 
+def write_report(out: Path, ran: list[str]) -> None:
+    """reports/libraries.* from this run's results plus, for the libraries not run this time
+    (``TORCHRL_CONFORMANCE_LIBRARIES``), their last results files, named as such."""
+    from conformance.reporting.matrix import write_reports
+
+    files = [out / "reference-torchrl.json"] + [out / f"{lib.name}.json" for lib in LIBRARIES]
+    present = [p for p in files if p.is_file()]
+    earlier = [lib.name for lib in LIBRARIES
+               if lib.name not in ran and (out / f"{lib.name}.json").is_file()]
+    preface = [
+        "Each column is one implementation with its version: our reference, the installed "
+        "TorchRL and each RL library, run through its adapter in "
+        "`conformance/implementations/<name>.py` (each library in its own install layer over "
+        "the shared stack). Known failures come from `conformance/expectations/<name>-"
+        "<version>.txt`, each with its reason and a link to the library's code or issue.",
+    ]
+    if not ran:
+        preface.append("Rebuilt (--report-only) from the last results file of each column in "
+                       "`reports/libraries/`.")
+    elif earlier:
+        preface.append(f"Columns from an earlier run (not run this time): {', '.join(earlier)}.")
+    for written in write_reports(present, ROOT / "reports", stem="libraries",
+                                 title="How RL libraries compare", preface=preface):
+        print(written)
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--report-only"]:
+        write_report(ROOT / "reports" / "libraries", [])
+        return 0
     libraries = _selected()
     tag = "-".join(f"{k}{v}" for k, v in stack_versions().items())
     root = ROOT / ".nox" / f"_libraries-{tag}"
@@ -75,19 +105,7 @@ def main(argv: list[str]) -> int:
                 [str(layer.python), *selftest], cwd=ROOT,
                 env={**os.environ, "PYTHONPATH": str(ROOT)}).returncode
         results.append(path)
-    from conformance.reporting.matrix import write_reports
-
-    present = [p for p in results if p.is_file()]
-    preface = [
-        "Each column is one implementation with its version: our reference, the installed "
-        "TorchRL and each RL library, run through its adapter in "
-        "`conformance/implementations/<name>.py` (each library in its own install layer over "
-        "the shared stack). Known failures come from `conformance/expectations/<name>-"
-        "<version>.txt`, each with its reason and a link to the library's code or issue.",
-    ]
-    for written in write_reports(present, ROOT / "reports", stem="libraries",
-                                 title="How RL libraries compare", preface=preface):
-        print(written)
+    write_report(out, [lib.name for lib in libraries])
     bad = {k: v for k, v in statuses.items() if v not in (0, 5)}
     for name, status in statuses.items():
         print(f"{name}: pytest exit status {status}")
