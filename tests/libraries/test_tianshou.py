@@ -45,3 +45,34 @@ def test_the_mode_is_sac_policys_deterministic_action():
     policy = SACPolicy(actor=Actor(), action_space=Box(-1.0, 1.0, (1,), dtype=np.float64))
     own = policy(Batch(obs=np.zeros((2, 1)), info={})).act
     assert torch.equal(area.mode(area.make(loc, scale)), own)
+
+
+def test_the_recorded_loss_is_what_tianshous_optimiser_steps_on():
+    """With Tianshou's own optimiser (plain SGD, lr 1), one _update_with_batch moves the value
+    network's parameters by minus the gradient of the loss the adapter returns."""
+    area = IMPLEMENTATION.ppo_value_clipping
+    rng = np.random.default_rng(3)
+    old = torch.as_tensor(rng.normal(0.0, 2.0, 16), dtype=torch.float64).reshape(-1, 1)
+    v = old + torch.as_tensor(rng.normal(0.0, 1.0, 16), dtype=torch.float64).reshape(-1, 1)
+    R = old + torch.as_tensor(rng.normal(0.0, 3.0, 16), dtype=torch.float64).reshape(-1, 1)
+
+    def net():
+        n = torch.nn.Linear(1, 1, dtype=torch.float64)
+        with torch.no_grad():
+            n.weight.fill_(1.0)
+            n.bias.fill_(0.0)
+        return n
+
+    expected_net = net()
+    out = area.critic_loss(value_net=expected_net, observation=v, old_value=old, returns=R,
+                           clip_value=True, clip_epsilon=0.25, critic_coeff=0.5)
+    out.loss.backward()
+    expected = [p.grad.clone() for p in expected_net.parameters()]
+
+    stepped = net()
+    algo, batch = area.build(stepped, v, old, R, True, 0.25, 0.5,
+                             optim=area.ts.TorchOptimizerFactory(torch.optim.SGD, lr=1.0))
+    before = [p.detach().clone() for p in stepped.parameters()]
+    algo._update_with_batch(batch, v.shape[0], 1)
+    for b, p, g in zip(before, stepped.parameters(), expected, strict=True):
+        torch.testing.assert_close(b - p.detach(), g, rtol=1e-12, atol=1e-12)

@@ -52,8 +52,9 @@ class TianshouPPOCritic:
     def __init__(self, ts):
         self.ts = ts
 
-    def critic_loss(self, *, value_net, observation, old_value, returns, clip_value, clip_epsilon,
-                    critic_coeff) -> CriticLoss:
+    def build(self, value_net, observation, old_value, returns, clip_value, clip_epsilon,
+              critic_coeff, optim=None):
+        """The algorithm (with ``optim``, an OptimizerFactory, or Adam) and the batch."""
         ts = self.ts
         if clip_value is None or clip_value is False:
             value_clip, eps = False, clip_epsilon
@@ -75,7 +76,7 @@ class TianshouPPOCritic:
         with quiet():
             policy = ts.ProbabilisticActorPolicy(actor=_ZeroMeanUnitScale(), dist_fn=dist_fn,
                                                  action_space=space, action_scaling=False)
-            algo = ts.PPO(policy=policy, critic=value_net, optim=ts.AdamOptimizerFactory(),
+            algo = ts.PPO(policy=policy, critic=value_net, optim=optim or ts.AdamOptimizerFactory(),
                           eps_clip=eps, value_clip=value_clip, vf_coef=critic_coeff,
                           ent_coef=0.0, advantage_normalization=False, max_grad_norm=None)
         batch_size = observation.shape[0]
@@ -85,6 +86,13 @@ class TianshouPPOCritic:
         batch = ts.Batch(obs=observation, act=act, adv=torch.zeros(batch_size, dtype=torch.float64),
                          returns=returns.reshape(-1), v_s=old_value.reshape(-1),
                          logp_old=logp.reshape(-1), info=ts.Batch())
+        return algo, batch
+
+    def critic_loss(self, *, value_net, observation, old_value, returns, clip_value, clip_epsilon,
+                    critic_coeff) -> CriticLoss:
+        algo, batch = self.build(value_net, observation, old_value, returns, clip_value,
+                                 clip_epsilon, critic_coeff)
+        batch_size = observation.shape[0]
         algo.optim = _RecordingOptim()
         with quiet():
             algo._update_with_batch(batch, batch_size, 1)
@@ -99,11 +107,12 @@ def make(adapter):
     from gymnasium.spaces import Box
     from tianshou.algorithm import PPO
     from tianshou.algorithm.modelfree.reinforce import ProbabilisticActorPolicy
-    from tianshou.algorithm.optim import AdamOptimizerFactory
+    from tianshou.algorithm.optim import AdamOptimizerFactory, TorchOptimizerFactory
     from tianshou.data import Batch
     from torch.distributions import Independent, Normal
 
     return TianshouPPOCritic(types.SimpleNamespace(
         PPO=PPO, ProbabilisticActorPolicy=ProbabilisticActorPolicy,
-        AdamOptimizerFactory=AdamOptimizerFactory, Batch=Batch, Box=Box,
+        AdamOptimizerFactory=AdamOptimizerFactory, TorchOptimizerFactory=TorchOptimizerFactory,
+        Batch=Batch, Box=Box,
         Independent=Independent, Normal=Normal))
