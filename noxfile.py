@@ -79,10 +79,10 @@ def conformance(session: nox.Session) -> None:
     Extra arguments go to pytest, e.g. ``nox -s conformance -- --impl torchrl -k tanh``.
     """
     python = stack_python(session)
-    args = list(session.posargs)
-    if not any(a == "--impl" or a.startswith("--impl=") for a in args):
-        args = ["--impl", os.environ.get("TORCHRL_CONFORMANCE_IMPL", "reference,torchrl"), *args]
-    _run(session, python, "-m", "pytest", "conformance", "-p", "no:cacheprovider", *args)
+    # --impl defaults (to $TORCHRL_CONFORMANCE_IMPL, then reference,torchrl) inside the suite;
+    # one pytest-xdist worker per core: a hang or crash in native code costs one worker, not the run
+    _run(session, python, "-m", "pytest", "conformance", "-p", "no:cacheprovider",
+         "--numprocesses", os.environ.get("TORCHRL_CONFORMANCE_WORKERS", "2"), *session.posargs)
     session.log(f"report: {ROOT / 'reports' / 'conformance.md'}")
 
 
@@ -90,7 +90,9 @@ def conformance(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The suite's self-tests: oracles, adapters, reports, expectations, and the mutants."""
     python = stack_python(session)
-    _run(session, python, "-m", "pytest", "tests", "-p", "no:cacheprovider", *session.posargs)
+    # pytest-timeout is the self-tests' safety net (the suite under test has its own watchdog)
+    _run(session, python, "-m", "pytest", "tests", "-p", "no:cacheprovider", "--timeout", "900",
+         *session.posargs)
 
 
 @nox.session(venv_backend="none")

@@ -33,25 +33,40 @@ def message(what: str, *, params: dict, expected, actual, cause: str | None = No
     return "\n".join(lines)
 
 
-def assert_close(what: str, actual, expected, *, params: dict, rtol: float, atol: float,
+def _as_float64(value) -> np.ndarray:
+    if hasattr(value, "detach"):  # a torch tensor, possibly attached to a graph or on a device
+        value = value.detach().cpu().double().numpy()
+    return np.asarray(value, dtype=np.float64)
+
+
+def assert_close(what: str, actual, expected, *, params: dict, rtol: float = 0.0, atol=0.0,
                  cause: str | None = None, link: str | None = None) -> None:
+    """|actual - expected| <= atol + rtol |expected| element-wise (NaN matches NaN).
+
+    ``atol`` may be an array of expected's shape: a per-element tolerance (error bounds that
+    scale with each element, as for log-probs of heads of different sizes)."""
     __tracebackhide__ = True
-    a = np.asarray(actual, dtype=np.float64)
-    e = np.asarray(expected, dtype=np.float64)
+    a = _as_float64(actual)
+    e = _as_float64(expected)
+    tol = _as_float64(atol)
     if a.shape != e.shape:
         raise AssertionError(message(what + " (shape differs)", params=params,
                                      expected=e.shape, actual=a.shape, cause=cause, link=link))
-    ok = np.isclose(a, e, rtol=rtol, atol=atol) | (np.isnan(a) & np.isnan(e))
+    ok = (np.abs(a - e) <= tol + rtol * np.abs(e)) | (np.isnan(a) & np.isnan(e))
     if not ok.all():
         bad = np.argwhere(~ok)
-        idx = tuple(bad[0])
+        idx = tuple(int(i) for i in bad[0])
         detail = None
         if a.ndim:
             detail = (f"{len(bad)} of {a.size} elements differ; first at index {idx}: "
                       f"expected {_fmt(float(e[idx]))}, got {_fmt(float(a[idx]))}")
+            if tol.ndim:
+                detail += f" (tolerance {float(np.broadcast_to(tol, e.shape)[idx]):.3g})"
+        bounds = (f" (rtol={rtol:g}, atol={float(tol):g})" if tol.ndim == 0
+                  else " (per-element tolerance)")
         scalar = a.ndim == 0
         raise AssertionError(message(
-            what + f" (rtol={rtol:g}, atol={atol:g})", params=params,
+            what + bounds, params=params,
             expected=float(e) if scalar else e, actual=float(a) if scalar else a,
             detail=detail, cause=cause, link=link,
         ))

@@ -1,18 +1,20 @@
-"""pytest wiring of the suite: --impl, --expectations, results and reports, the header."""
+"""pytest wiring of the suite: --impl, --expectations, --spec-timeout, results and reports, the header."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from conformance import implementations, outcomes
-from conformance.interface import AREAS, Untestable
+from conformance.interface import AREAS
 from conformance.plugin import expectations as exp
-from conformance.plugin import keys
-from conformance.plugin.results import ResultsPlugin
+from conformance.plugin import keys, survey, watchdog
+from conformance.plugin.results import DEFAULT_RESULTS, OutcomeRecorder, ResultsPlugin
 from conformance.versions import stack_versions
 
 # Reproducible property tests: the same examples every run (array-api-tests' --derandomize).
@@ -56,6 +58,16 @@ def pytest_addoption(parser):
         help="where to write the machine-readable results (default: reports/results.json)",
     )
     group.addoption("--no-report", action="store_true", help="do not build reports/conformance.*")
+    group.addoption(
+        "--spec-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help=(
+            f"wall-clock limit of each test, hypothesis examples and native code included "
+            f"(default: ${watchdog.ENV_VAR} or {watchdog.DEFAULT_SECONDS:g}; 0 disables)"
+        ),
+    )
 
 
 def _expectation_entries(config, selected) -> list[exp.Entry]:
@@ -86,24 +98,113 @@ def _expectation_entries(config, selected) -> list[exp.Entry]:
     return entries
 
 
+def _spec_timeout(config) -> float:
+    value = config.getoption("spec_timeout")
+    if value is None:
+        raw = os.environ.get(watchdog.ENV_VAR, "")
+        try:
+            value = float(raw) if raw else watchdog.DEFAULT_SECONDS
+        except ValueError:
+            raise pytest.UsageError(f"${watchdog.ENV_VAR}={raw!r} is not a number of seconds") from None
+    if value < 0:
+        raise pytest.UsageError(f"--spec-timeout {value:g}: must be >= 0 (0 disables the limit)")
+    return value
+
+
+def _results_path(config) -> tuple[Path, bool]:
+    given = config.getoption("results")
+    if not given:
+        return config.rootpath / DEFAULT_RESULTS, False
+    path = Path(given)
+    if path.is_dir() or given.endswith(("/", os.sep)):
+        raise pytest.UsageError(f"--results {given}: is a directory; give a file such as {path / 'results.json'}")
+    if path.suffix != ".json":
+        raise pytest.UsageError(f"--results {given}: must name a .json file")
+    return path, True
+
+
 def pytest_configure(config):
     try:
         selected = implementations.resolve(config.getoption("impl"))
-    except implementations.UnknownImplementation as exc:
+        surveys = {}
+        for s in selected:
+            survey.check_area_names(s.id, s.obj)
+            surveys[s.id] = survey.survey(s.id, s.obj)
+            survey.check_identity(s.id, s.obj)
+    except (implementations.UnknownImplementation, survey.InvalidImplementation) as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[keys.SELECTED] = selected
+    config.stash[keys.SURVEYS] = surveys
     entries = _expectation_entries(config, selected)
     config.stash[keys.EXPECTATION_FILES] = sorted({e.source.rsplit(":", 1)[0] for e in entries})
+    results_path, explicit = _results_path(config)
+    seconds = _spec_timeout(config)
+    worker = getattr(config, "workerinput", None)
     if entries:
-        config.pluginmanager.register(exp.ExpectationsPlugin(entries, config.rootpath),
+        report = exp.raise_problems
+        if worker is not None and "conformance_notes" in worker:
+            report = StaleNotes.writer(Path(worker["conformance_notes"]), worker["workerid"])
+        config.pluginmanager.register(exp.ExpectationsPlugin(entries, config.rootpath, report),
                                       "conformance-expectations")
-    results = config.getoption("results")
-    results_path = Path(results) if results else config.rootpath / "reports" / "results.json"
-    if not hasattr(config, "workerinput"):
-        config.pluginmanager.register(
-            ResultsPlugin(config, selected, results_path, not config.getoption("no_report")),
-            "conformance-results",
-        )
+    if worker is not None:  # a pytest-xdist worker: the controller collects the rows
+        notes = Path(worker["conformance_notes"]) if "conformance_notes" in worker else None
+        dog = watchdog.Watchdog(seconds, notes, worker["workerid"])
+    else:
+        notes = Path(tempfile.mkdtemp(prefix="conformance-notes-"))
+        results = ResultsPlugin(config, selected, results_path, explicit,
+                                not config.getoption("no_report"), notes)
+        config.pluginmanager.register(results, "conformance-results")
+        config.stash[keys.NOTES_DIR] = notes
+        config.pluginmanager.register(StaleNotes(config, notes), "conformance-stale-notes")
+        dog = watchdog.Watchdog(seconds, None, "main", on_kill=results.record_kill)
+    config.pluginmanager.register(watchdog.WatchdogPlugin(dog), "conformance-watchdog")
+    config.pluginmanager.register(OutcomeRecorder(dog), "conformance-outcomes")
+
+
+class StaleNotes:
+    """Under pytest-xdist, stale expectations found by a worker's collection end the run on the
+    controller with the usage error a single process would give (exit code 4)."""
+
+    def __init__(self, config, notes: Path):
+        self.config, self.notes, self.problems = config, notes, ""
+
+    @staticmethod
+    def writer(notes: Path, worker: str):
+        def write(problems: list[str]) -> None:
+            if problems:
+                text = "\n".join(["expectations do not match the suite:", *problems])
+                (notes / f"{worker}.expectations").write_text(text)
+        return write
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids):
+        path = self.notes / f"{node.workerinput['workerid']}.expectations"
+        if path.is_file() and not self.problems:
+            self.problems = path.read_text()
+            dsession = self.config.pluginmanager.getplugin("dsession")
+            if dsession is not None:
+                dsession.shouldstop = "expectations do not match the suite"
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session, exitstatus):
+        if self.problems:
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if self.problems:
+            terminalreporter.write_line("ERROR: " + self.problems, red=True)
+
+
+def pytest_unconfigure(config):
+    notes = config.stash.get(keys.NOTES_DIR, None)
+    if notes is not None:
+        shutil.rmtree(notes, ignore_errors=True)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """pytest-xdist, on the controller: tell each worker where to leave its notes."""
+    node.workerinput["conformance_notes"] = str(node.config.stash[keys.NOTES_DIR])
 
 
 def pytest_report_header(config):
@@ -115,6 +216,9 @@ def pytest_report_header(config):
     ]
     files = config.stash.get(keys.EXPECTATION_FILES, [])
     lines.append("expectations: " + (", ".join(files) if files else "none"))
+    for impl_id, found in config.stash.get(keys.SURVEYS, {}).items():
+        if found.not_tested:
+            lines.append(f"NOT TESTED: {impl_id}: {found.not_tested}")
     return lines
 
 
@@ -125,17 +229,36 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("impl", selected, ids=[s.id for s in selected])
 
 
+def area_status(request, impl, area: str) -> survey.AreaStatus:
+    """The surveyed status of ``area`` of ``impl``; skips (with the outcome it stands for)
+    when the implementation as a whole, or this area, cannot be exercised."""
+    found = request.config.stash[keys.SURVEYS][impl.id]
+
+    def skip(outcome: str, reason: str):
+        request.node.stash[keys.SKIP_OUTCOME] = outcome
+        pytest.skip(reason)
+
+    if found.not_tested:
+        skip(outcomes.NOT_TESTED, f"NOT TESTED: {impl.id}: {found.not_tested}")
+    status = found.areas[area]
+    if status.state == survey.UNTESTABLE:
+        skip(outcomes.UNTESTABLE, f"{outcomes.UNTESTABLE_REASON}: {status.reason}")
+    if status.state == survey.BROKEN:
+        skip(outcomes.NOT_TESTED, f"NOT TESTED: {impl.id}'s {area} area: {status.reason}")
+    if status.state == survey.ABSENT:
+        skip(outcomes.NOT_APPLICABLE,
+             f"{outcomes.NOT_APPLICABLE_REASON}: {impl.id} does not provide {AREAS[area]}")
+    return status
+
+
 def _area_fixture(area: str):
     def fixture(impl, request):
-        try:
-            obj = getattr(impl.obj, area, None)
-        except Untestable as exc:
-            request.node.stash[keys.SKIP_OUTCOME] = outcomes.UNTESTABLE
-            pytest.skip(f"{outcomes.UNTESTABLE_REASON}: {exc}")
-        if obj is None:
-            request.node.stash[keys.SKIP_OUTCOME] = outcomes.NOT_APPLICABLE
-            pytest.skip(f"{outcomes.NOT_APPLICABLE_REASON}: {impl.id} does not provide {AREAS[area]}")
-        return obj
+        status = area_status(request, impl, area)
+        if status.problems:
+            request.node.stash[keys.SKIP_OUTCOME] = outcomes.NOT_TESTED
+            pytest.skip(f"NOT TESTED: {impl.id}'s {area} area does not satisfy the interface "
+                        f"({'; '.join(status.problems)}); see conformance/test_interface.py")
+        return status.obj
 
     fixture.__name__ = area
     fixture.__doc__ = f"The {AREAS[area]} area of the implementation under test."

@@ -19,7 +19,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import torch
 
-from conformance.areas import AREAS  # noqa: F401 - re-exported: the area names, in order
+from conformance.areas import AREAS
 
 
 class Untestable(Exception):
@@ -402,3 +402,14 @@ class PrioritizedReplay(Protocol):
         (an implementation without one raises NotImplementedError with the reason).
         ``row_width > 1``: a two-dimensional storage whose rows are written whole."""
         ...
+
+
+#: area name -> the protocol its attribute must satisfy (checked by conformance/test_interface.py)
+PROTOCOLS: dict[str, type] = {
+    "tanh_normal_mode": TanhNormalMode,
+    "composite_log_prob": CompositeLogProb,
+    "sac_done_states": SACDoneStates,
+    "ppo_value_clipping": PPOValueClipping,
+    "prioritized_replay": PrioritizedReplay,
+}
+assert list(PROTOCOLS) == list(AREAS), "PROTOCOLS must follow conformance/areas.py"

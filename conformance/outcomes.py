@@ -14,9 +14,10 @@ UNEXPECTED_PASS = "unexpected pass"  #: a known failure that passed: the entry i
 NOT_APPLICABLE = "not applicable"  #: the implementation declares the area unsupported
 UNTESTABLE = "untestable"  #: shown as "cannot be tested here: <reason>"
 SKIPPED = "skipped"
+NOT_TESTED = "not tested"  #: the implementation (or this area of it) could not be exercised at all
 
 #: Outcomes that make a run fail.
-UNEXPECTED = frozenset({FAIL, ERROR, UNEXPECTED_PASS})
+UNEXPECTED = frozenset({FAIL, ERROR, UNEXPECTED_PASS, NOT_TESTED})
 
 #: How a skip's reason starts, for the two skips that are outcomes of their own.
 NOT_APPLICABLE_REASON = "not applicable"

@@ -92,24 +92,6 @@ def leaf_heads(heads) -> dict[str, CompositeHead]:
 
 # ------------------------------------------------------------------ checks
 
-def _close(what, actual, expected, atol, *, params, cause=None, link=None):
-    """Element-wise |actual - expected| <= atol (atol a tensor of expected's shape)."""
-    __tracebackhide__ = True
-    a = torch.as_tensor(actual).detach().double()
-    if a.shape != expected.shape:
-        raise AssertionError(message(what + " (shape differs)", params=params,
-                                     expected=tuple(expected.shape), actual=tuple(a.shape),
-                                     cause=cause, link=link))
-    bad = ~((a - expected).abs() <= atol)
-    if bad.any():
-        idx = tuple(bad.nonzero()[0].tolist())
-        raise AssertionError(message(
-            what, params=params, expected=expected.numpy(), actual=a.numpy(), cause=cause, link=link,
-            detail=f"{int(bad.sum())} of {a.numel()} elements differ; first at {idx}: expected "
-                   f"{float(expected[idx]):.10g}, got {float(a[idx]):.10g} (tolerance "
-                   f"{float(atol[idx]):.3g})"))
-
-
 def check_log_probs(got, heads, actions, *, params, sample_batch_shape=None, link=None):
     """Per-head log-probs and the aggregate of ``got`` against the oracle at ``actions``."""
     __tracebackhide__ = True
@@ -129,8 +111,8 @@ def check_log_probs(got, heads, actions, *, params, sample_batch_shape=None, lin
             raise AssertionError(message(f"log-prob of head {h!r} is not finite", params=params,
                                          expected=expected.numpy(), actual=lp.numpy(), link=link))
         atol = tolerance({h: head}, expected)
-        _close(f"log-prob of head {h!r} (read from {got.where.get(h, '?')}) != float64 oracle",
-               lp, expected, atol, params=params,
+        assert_close(f"log-prob of head {h!r} (read from {got.where.get(h, '?')}) != float64 oracle",
+               lp, expected, atol=atol, params=params,
                cause=oracle.diagnose_head(lp, head, squeezed[h]) or (
                    "the head's log-prob is broadcast over the batch (rl#2487)"
                    if lp.ndim > expected.ndim else None), link=link)
@@ -144,8 +126,8 @@ def check_log_probs(got, heads, actions, *, params, sample_batch_shape=None, lin
     if not bool(torch.isfinite(agg).all()):
         raise AssertionError(message("aggregate log-prob is not finite", params=params,
                                      expected=expected.numpy(), actual=agg.numpy(), cause=cause))
-    _close(f"aggregate log-prob (read from {got.where.get('aggregate', '?')}) != sum of the heads' "
-           "float64 log-probs", agg, expected, tolerance(heads, expected), params=params,
+    assert_close(f"aggregate log-prob (read from {got.where.get('aggregate', '?')}) != sum of the heads' "
+           "float64 log-probs", agg, expected, atol=tolerance(heads, expected), params=params,
            cause=cause, link=link or (RL_2487 if cause and "rl#2487" in cause else None))
 
 
@@ -219,14 +201,19 @@ def test_single_category_head_has_log_prob_exactly_zero(composite_log_prob, expl
     params = {"heads": describe(heads), "exploration": exploration}
     got = composite_log_prob.actor(heads, exploration=exploration, seed=1)
     scored = composite_log_prob.log_prob(heads, got.actions, sample_batch_shape=(B,))
+    head = heads["action2"]
+    # one log-prob per sample: an empty or broadcast tensor is not "exactly zero"
+    zeros = torch.zeros_like(oracle.head_log_prob(
+        head.kind, head.params, oracle.batch_action(head, got.actions["action2"])))
     for source, out in (("actor", got), ("log_prob(sample)", scored)):
         lp = out.head_log_probs.get("action2")
-        if lp is None or not bool((torch.as_tensor(lp).detach() == 0).all()):
+        if lp is None:
             raise AssertionError(message(
-                f"log-prob of the n=1 head 'action2' from the {source} is not exactly 0",
-                params=params, expected=0.0, actual=None if lp is None else lp.detach().numpy(),
-                cause=oracle.diagnose_head(lp, heads["action2"], got.actions["action2"])
-                if lp is not None else None))
+                f"no log-prob of the n=1 head 'action2' from the {source}", params=params,
+                expected=zeros.numpy(), actual=None))
+        assert_close(f"log-prob of the n=1 head 'action2' from the {source} is not exactly 0", lp,
+                     zeros, params=params, rtol=0, atol=0,
+                     cause=oracle.diagnose_head(lp, head, got.actions["action2"]))
 
 
 @pytest.mark.parametrize("scale", [1e2, 1e4], ids=lambda s: f"logits~{s:g}")
@@ -343,7 +330,7 @@ def test_gradients_match_oracle(composite_log_prob, case):
                 raise AssertionError(message(f"gradient w.r.t. {h}.{k} is not finite", params=params,
                                              expected=e.numpy(), actual=grad.numpy()))
             atol = 1e-5 * e.abs() + 16 * EPS32 * float(weights.abs().max()) * (1 + e.abs())
-            _close(f"d aggregate / d {h}.{k} != float64 autograd of the oracle", grad, e, atol,
+            assert_close(f"d aggregate / d {h}.{k} != float64 autograd of the oracle", grad, e, atol=atol,
                    params=params, cause=cause)
 
 
@@ -370,8 +357,8 @@ def test_ppo_ratio_of_unchanged_policy_is_one(composite_log_prob, heads_name, st
         cause = oracle.diagnose_ratio(ratio, heads, step.actions) if ratio.numel() == B else None
         if cause is None and ratio.numel() and bool((ratio == 0).all()):
             cause = "the recomputed log-prob is far below the stored one: exp() underflows to 0"
-        _close("importance ratio exp(log_prob - stored log_prob) of an unchanged policy != 1",
-               ratio, torch.ones(B, dtype=torch.float64), torch.full((B,), 4 * EPS32),
+        assert_close("importance ratio exp(log_prob - stored log_prob) of an unchanged policy != 1",
+               ratio, torch.ones(B, dtype=torch.float64), atol=torch.full((B,), 4 * EPS32),
                params=params, cause=cause, link=RL_2487)
     expected = -float(advantage.double().mean())
     if step.objective == 0.0:

@@ -176,6 +176,14 @@ def test_negative_clip_value_is_rejected(ppo_value_clipping):
     """clip_value=-0.1 is meaningless (clamp with inverted bounds sets every prediction to
     v_old - 0.1); it must raise ValueError, not train silently on a wrong loss."""
     v, old, R = _seeded_batch(seed=8, size=8)
+    # the same call with a valid threshold must work, or a raise below proves nothing
+    try:
+        run_critic(ppo_value_clipping, v, old, R, clip_value=0.1)
+    except Exception as exc:  # noqa: BLE001 - any failure here voids the rejection check
+        raise AssertionError(message(
+            "the critic loss raised for a valid clip_value, so rejecting -0.1 proves nothing",
+            params={"clip_value": 0.1}, expected="a critic loss",
+            actual=f"{type(exc).__name__}: {exc}")) from None
     try:
         loss, _, _ = run_critic(ppo_value_clipping, v, old, R, clip_value=-0.1)
     except ValueError:

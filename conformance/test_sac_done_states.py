@@ -42,7 +42,7 @@ import pytest
 import torch
 
 from conformance._assertions import assert_close, is_finite, message
-from conformance.interface import SACBatch, SACNetworks
+from conformance.interface import SAC_LAYOUTS, SACBatch, SACNetworks
 from conformance.oracles import sac_done_states as oracle
 
 RL_2590 = "https://github.com/pytorch/rl/issues/2590"
@@ -54,7 +54,6 @@ ALPHA, GAMMA = 0.5, 0.75
 B, N, F, A, NA = 4, 3, 3, 2, 4  # rows, agents, features, action dims, discrete actions
 TARGET_ENTROPY = {"continuous": -1.5, "discrete": 0.75}
 KINDS = ["continuous", "discrete"]
-LAYOUTS = ["single", "per_agent", "nested"]
 LOSSES = ("loss_actor", "loss_qvalue", "loss_alpha")
 
 
@@ -310,7 +309,7 @@ def _check(area, kind, layout, b, skip, *, wrap=None, what):
 
 
 _kinds = pytest.mark.parametrize("kind", KINDS)
-_layouts = pytest.mark.parametrize("layout", LAYOUTS)
+_layouts = pytest.mark.parametrize("layout", SAC_LAYOUTS)
 _skips = pytest.mark.parametrize("skip", [False, True], ids=lambda s: f"skip={s}")
 
 

@@ -139,7 +139,8 @@ def check_modes(actual, mu, sigma, *, dtype, low=-1.0, high=1.0, what="mode", pa
 
 
 def seeded_parameters(seed, n, *, loc_std=1.5, scale_range=(0.05, 2.0)):
-    """loc = loc_std * N(0, 1), scale = U(scale_range): research/matrix.md probe 1's batch."""
+    """loc = loc_std * N(0, 1), scale = U(scale_range): the batch of the upstream probe that found
+    the bug (a wide spread of locations, from near-degenerate to wide scales)."""
     rng = np.random.default_rng(seed)
     return loc_std * rng.standard_normal(n), rng.uniform(*scale_range, n)
 
@@ -281,7 +282,7 @@ def test_batch_shapes(tanh_normal_mode, shape):
 @dtypes
 def test_random_batch_matches_scipy(tanh_normal_mode, dtype):
     """2,000 seeded parameter sets, loc = 1.5 N(0, 1), scale = U(0.05, 2.0), shape [2000, 1]
-    (research/matrix.md probe 1: ~44 % of them are bimodal)."""
+    (about 44 % of them are bimodal, so the mode is not the mean's image)."""
     mu, sigma = seeded_parameters(2024, 2000)
     loc, scale, got = call_mode(tanh_normal_mode, mu[:, None], sigma[:, None], dtype=dtype)
     check_modes(got, loc, scale, dtype=dtype,

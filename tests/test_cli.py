@@ -46,7 +46,7 @@ def test_mutant_area_only_other_areas_not_applicable(suite, tmp_path):
     """An implementation that provides one area makes the others 'not applicable', not passed."""
     module = tmp_path / "only_ppo_impl.py"
     module.write_text("from types import SimpleNamespace\n"
-                      "IMPL = SimpleNamespace(name='x', version='1')\n")
+                      "IMPL = SimpleNamespace(name='x', version='1', tanh_normal_mode=object())\n")
     run = suite(PPO, "--impl", "only_ppo_impl:IMPL", "-k", "counterexample",
                 env={"PYTHONPATH": str(tmp_path)})
     assert run.returncode == 0, run.output

@@ -60,3 +60,12 @@ def test_mutant_fails_naming_its_bug(mutant_run, mutant):
     unnamed = [r["nodeid"] for r in failing if bug not in r["message"]
                and "distinct failures" not in r["message"]]
     assert not unnamed, f"{mutant}: failures that do not name {bug!r}: {unnamed}"
+
+
+def test_an_empty_log_prob_is_not_exactly_zero(suite):
+    spec = "conformance/test_composite_log_prob.py::test_single_category_head_has_log_prob_exactly_zero"
+    run = suite(spec, "--impl", "tests.mutants.composite_log_prob:EMPTY_SINGLE_CATEGORY")
+    assert run.returncode == 1, run.output[-2000:]
+    rows = run.rows()
+    assert rows and all(r["outcome"] == "fail" for r in rows), rows
+    assert all("shape differs" in r["message"] for r in rows), [r["message"] for r in rows]

@@ -31,3 +31,10 @@ def test_nox_sessions_in_the_readme_exist():
 def test_ci_runs_the_readme_test_command():
     assert "python -m nox -s tests" in README
     assert "python -m nox -s tests" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_readme_lists_the_areas_in_their_one_order():
+    from conformance.areas import ORDER
+
+    rows = re.findall(r"^\| (\d) \| [^|]+ \| `conformance/test_(\w+)\.py` \|", README, flags=re.M)
+    assert rows == [(str(a.number), a.name) for a in ORDER], rows

@@ -30,7 +30,7 @@ def results_file(tmp_path):
         _row("f.py::test_na[reference]", "reference", "not applicable"),
     ]
     path = tmp_path / "results.json"
-    path.write_text(json.dumps({"rows": rows}))
+    path.write_text(json.dumps({"schema": 1, "started": 0.0, "finished": 1.0, "rows": rows}))
     return path
 
 
@@ -66,7 +66,8 @@ def test_atomic_write_keeps_the_old_file_when_interrupted(tmp_path, monkeypatch)
 
 def test_later_run_replaces_earlier_row(results_file, tmp_path):
     later = tmp_path / "later.json"
-    later.write_text(json.dumps({"rows": [_row("f.py::test_bad[torchrl]", "torchrl", "pass")]}))
+    later.write_text(json.dumps({"started": 2.0,  # ran after results_file (started 0.0)
+                                 "rows": [_row("f.py::test_bad[torchrl]", "torchrl", "pass")]}))
     matrix = build_matrix(load_rows([results_file, later]))
     assert matrix.loc["a :: test_bad", "torchrl 1"] == "pass"
 

@@ -1,7 +1,10 @@
 """nox -s upstream: source parsing, pairing, 'cannot be tested here' columns, drafting."""
 
 import json
+import os
+import subprocess
 import sys
+import zipfile
 
 import pytest
 
@@ -19,13 +22,24 @@ def test_release_pairs_same_minor_tensordict_and_a_torch_it_imports_with():
     assert sources.extras_for("0.13.3") == ["pyvers==0.2.3", "hoptorch>=0.1.4"]
 
 
+def _wheel(directory, name="torchrl-0.12.0-cp311-cp311-manylinux1_x86_64.whl"):
+    path = directory / name
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("torchrl-0.12.0.dist-info/METADATA", "Name: torchrl\nVersion: 0.12.0\n")
+    return path
+
+
+def _checkout(directory, version="0.14.1", init="import sys\n"):
+    (directory / "torchrl").mkdir(parents=True)
+    (directory / "version.txt").write_text(f"{version}\n")
+    (directory / "torchrl" / "__init__.py").write_text(init)
+    return directory
+
+
 def test_wheel_checkout_and_git_forms(tmp_path):
-    wheel = tmp_path / "torchrl-0.12.0-cp311-cp311-manylinux1_x86_64.whl"
-    wheel.write_bytes(b"")
+    wheel = _wheel(tmp_path)
     assert (sources.parse(str(wheel)).version, sources.parse(str(wheel)).kind) == ("0.12.0", "wheel")
-    (tmp_path / "rl").mkdir()
-    (tmp_path / "rl" / "version.txt").write_text("0.14.0\n")
-    checkout = sources.parse(str(tmp_path / "rl"))
+    checkout = sources.parse(str(_checkout(tmp_path / "rl", "0.14.0")))
     assert (checkout.kind, checkout.label) == ("checkout", "0.14.0+checkout")
     git = sources.parse("git:/some/mirror@v0.13.3")
     assert (git.kind, git.ref) == ("git", "v0.13.3")
@@ -37,35 +51,212 @@ def test_unusable_sources_are_named(bad):
         sources.parse(bad)
 
 
-def test_uninstallable_release_gets_a_cannot_be_tested_column(tmp_path):
-    """Not skipped silently: every spec is reported 'untestable' with the reason."""
-    status = runner.main(["99.0.0", "--base", f"2.14.1={sys.executable}",
-                          "--reports-dir", str(tmp_path), "--pytest-args", "-k ppo"])
-    assert status == 0  # untestable is not a failure of the suite
-    rows = json.loads((tmp_path / "upstream" / "99.0.0.json").read_text())["rows"]
-    assert rows and {r["outcome"] for r in rows} == {"untestable"}
-    assert all("pip install torchrl==99.0.0" in r["message"] for r in rows)
-    md = (tmp_path / "upstream.md").read_text()
-    assert "| torchrl 99.0.0 | cannot be tested here: install failed" in md or \
-        "| torchrl 99.0.0 | cannot be tested here: pip install" in md
+def test_folders_and_wheels_that_are_not_what_they_claim_are_named(tmp_path):
+    fake = tmp_path / "torchrl-0.14.1-py3-none-any.whl"
+    fake.write_text("not a zip")
+    with pytest.raises(sources.SourceError, match="is not a wheel: not a zip archive"):
+        sources.parse(str(fake))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(sources.SourceError, match="has no version.txt"):
+        sources.parse(str(tmp_path / "empty"))
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "version.txt").write_text("0.14.1")
+    with pytest.raises(sources.SourceError, match="has no torchrl/__init__.py"):
+        sources.parse(str(tmp_path / "docs"))  # else the base environment's torchrl is tested
+    _checkout(tmp_path / "odd", version="main")
+    with pytest.raises(sources.SourceError, match="says 'main', not a version"):
+        sources.parse(str(tmp_path / "odd"))
+
+
+def _runner(tmp_path, *argv, env=None):
+    """python -m conformance.upstream.runner as the nox session calls it, without network."""
+    work = tmp_path / "work"
+    (work / "0.14.1-deps").mkdir(parents=True, exist_ok=True)  # a checkout's deps, already
+    (work / "0.14.1-deps" / ".installed").write_text("")        # installed: no pip, no network
+    full = {**os.environ, "PYTHONPATH": str(ROOT), "PIP_NO_INDEX": "1", **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "conformance.upstream.runner", "--base", f"2.14.1={sys.executable}",
+         "--work-dir", str(work), "--reports-dir", str(tmp_path / "reports"), *argv],
+        cwd=ROOT, env=full, capture_output=True, text=True, timeout=900)
+
+
+def _results(tmp_path, label):
+    return json.loads((tmp_path / "reports" / "upstream" / f"{label}.json").read_text())["rows"]
+
+
+def test_unresolvable_and_uninstallable_sources_are_not_tested_columns_and_fail(tmp_path):
+    """A missing release, a fake wheel and a folder that is no checkout: never green."""
+    fake = tmp_path / "torchrl-0.14.1-py3-none-any.whl"
+    fake.write_text("not a zip")
+    (tmp_path / "notrl").mkdir()
+    proc = _runner(tmp_path, "99.0.0", str(fake), str(tmp_path / "notrl"),
+                   "--pytest-args", "-k 'ppo and negative'")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    verdicts = proc.stderr.strip().splitlines()
+    assert verdicts[0].startswith("torchrl 99.0.0: NOT TESTED: install failed: pip install "
+                                  "torchrl==99.0.0")
+    assert verdicts[1] == (f"torchrl torchrl-0.14.1-py3-none-any.whl: NOT TESTED: cannot resolve "
+                           f"{fake}: {fake} is not a wheel: not a zip archive")
+    assert verdicts[2].startswith("torchrl notrl: NOT TESTED: cannot resolve") and \
+        verdicts[2].endswith("has no version.txt: is it a pytorch/rl checkout?")
+    for label in ("99.0.0", "torchrl-0.14.1-py3-none-any.whl", "notrl"):
+        rows = _results(tmp_path, label)
+        assert [(r["nodeid"], r["outcome"], r["expected"]) for r in rows] == [(
+            "conformance/test_ppo_value_clipping.py::test_negative_clip_value_is_rejected[torchrl]",
+            "not tested", False)]
+        assert rows[0]["message"].startswith("NOT TESTED: ")
+    md = (tmp_path / "reports" / "upstream.md").read_text()
+    assert "conformant" not in md and "| torchrl notrl | NOT TESTED: cannot resolve" in md
+
+
+def test_broken_checkout_fails_the_gate_with_a_one_line_reason(tmp_path):
+    """.ci/gate.sh on a pull request whose torchrl/__init__.py does not compile."""
+    caller = _checkout(tmp_path / "caller", init="def broken(:\n")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    # `python -m nox -s upstream -- ARGS` runs the runner exactly as the nox session does
+    (fake / "python").write_text(
+        "#!/usr/bin/env bash\n"
+        '[[ "$1 $2 $3 $4 $5" == "-m nox -s upstream --" ]] || exit 99\n'
+        f'shift 5; exec {sys.executable} -m conformance.upstream.runner '
+        f'--base 2.14.1={sys.executable} --work-dir {tmp_path / "work"} '
+        f'--reports-dir {tmp_path / "reports"} "$@"\n')
+    (fake / "python").chmod(0o755)
+    (tmp_path / "work" / "0.14.1-deps").mkdir(parents=True)
+    (tmp_path / "work" / "0.14.1-deps" / ".installed").write_text("")
+    env = {**os.environ, "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}", "PIP_NO_INDEX": "1",
+           "PYTHONPATH": str(ROOT), "CALLER_DIR": str(caller), "TORCHRL_REF": "my-branch",
+           "IMPL": "torchrl", "EXPECTATIONS_FILE": "", "PYTEST_ARGS": "-k 'ppo and negative'"}
+    proc = subprocess.run(["bash", str(ROOT / ".ci" / "gate.sh")], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "torchrl 0.14.1+checkout: NOT TESTED: import torchrl failed: SyntaxError: invalid syntax"]
+    (row,) = _results(tmp_path, "0.14.1+checkout")
+    assert (row["outcome"], row["expected"]) == ("not tested", False)
+
+
+def _git(repo, *args):
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x",
+                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x"})
+
+
+def _commit(repo, text):
+    (repo / "torchrl" / "__init__.py").write_text(text)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", text)
+    return subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def test_git_refs_are_labelled_and_extracted_by_their_commit(tmp_path, monkeypatch):
+    repo = _checkout(tmp_path / "rl", init="")
+    _git(repo, "init", "-q", "-b", "main")
+    first = _commit(repo, "A = 1\n")
+    _git(repo, "branch", "feature")
+    second = _commit(repo, "A = 2\n")
+    monkeypatch.setattr(runner, "WORK", tmp_path / "work")
+    main = runner.materialize_git(sources.parse(f"git:{repo}@main"))
+    feature = runner.materialize_git(sources.parse(f"git:{repo}@feature"))
+    assert (main.label, feature.label) == (f"0.14.1+git.{second[:7]}", f"0.14.1+git.{first[:7]}")
+    assert (feature.path / "torchrl" / "__init__.py").read_text() == "A = 1\n"
+    _git(repo, "checkout", "-q", "feature")
+    moved = _commit(repo, "A = 3\n")  # the branch moved: its new commit is extracted
+    again = runner.materialize_git(sources.parse(f"git:{repo}@feature"))
+    assert again.label == f"0.14.1+git.{moved[:7]}"
+    assert (again.path / "torchrl" / "__init__.py").read_text() == "A = 3\n"
+    with pytest.raises(sources.SourceError, match="no commit, branch or tag 'nope'"):
+        runner.materialize_git(sources.parse(f"git:{repo}@nope"))
+    with pytest.raises(sources.SourceError, match="is not a git repository"):
+        runner.materialize_git(sources.parse(f"git:{tmp_path / 'work'}@main"))
+
+
+def test_two_sources_of_one_version_in_one_run_get_two_columns(tmp_path):
+    one = _checkout(tmp_path / "a", init="def broken(:\n")
+    two = _checkout(tmp_path / "b", init="def broken(:\n")
+    proc = _runner(tmp_path, str(one), str(two), "--pytest-args", "-k 'ppo and negative'")
+    assert proc.returncode == 1
+    assert [line.split(":")[0] for line in proc.stderr.strip().splitlines()] == [
+        "torchrl 0.14.1+checkout", "torchrl 0.14.1+checkout.2"]
+    assert _results(tmp_path, "0.14.1+checkout.2")[0]["implementation_version"] == \
+        "0.14.1+checkout.2"
+
+
+def test_pytest_args_are_split_like_a_shell_and_bad_arguments_are_one_line_errors(capsys):
+    assert runner.parse_args(["0.14.1", "--pytest-args", "-k 'a or b' -x"]).pytest_args == [
+        "-k", "a or b", "-x"]
+    for argv in (["0.14.1", "--pytest-args", "-k 'a"], ["0.14.1", "--base", "2.14.1"],
+                 ["0.14.1", "--base", "2.14.1=/no/python"], ["0.14.1", "--expectations", "/no/f"]):
+        with pytest.raises(SystemExit) as info:
+            runner.parse_args(argv)
+        assert info.value.code == 2
+        (error,) = capsys.readouterr().err.strip().splitlines()  # no usage block: one line
+        assert error.startswith("nox -s upstream --: error: "), error
+
+
+def _row(outcome, expected):
+    return {"outcome": outcome, "expected": expected, "message": f"{outcome}: why\nmore"}
+
+
+def test_verdict_reads_expected_and_the_exit_code_never_outcome_names():
+    assert runner.verdict([_row("pass", True), _row("known failure", True)], 0) == (
+        True, "conformant to expectations")
+    assert runner.verdict([_row("pass", True), _row("something new", False)], 0) == (
+        False, "1 unexpected result(s)")
+    assert runner.verdict([_row("pass", True)], 4) == (False, "pytest exited with code 4")
+    assert runner.verdict([], 0) == (False, "NOT TESTED: the run left no results")
+    assert runner.verdict([_row("not tested", False)], None) == (False, "NOT TESTED: not tested: why")
+
+
+def _results_file(tmp_path, version, *rows):
+    path = tmp_path / f"{version}.json"
+    full = [{"area": "a", "spec": "s", "parameters": "", "implementation": "torchrl",
+             "implementation_version": version, "expected": True, **row} for row in rows]
+    path.write_text(json.dumps({"schema": 1, "started": 1.0, "finished": 2.0, "rows": full,
+                                "implementations": {"torchrl": version},
+                                "stack": {"torch": "2.13.0", "tensordict": "0.9.1"}}))
+    return path
+
+
+SPEC = "conformance/test_ppo_value_clipping.py"
+NEG = f"{SPEC}::test_negative_clip_value_is_rejected[torchrl]"
 
 
 def test_draft_copies_known_reasons_and_flags_the_rest(tmp_path):
-    results = tmp_path / "r.json"
-    spec = "conformance/test_ppo_value_clipping.py"
-    rows = [
-        {"nodeid": f"{spec}::test_negative_clip_value_is_rejected[torchrl]", "outcome": "fail", "message": "x"},
-        {"nodeid": f"{spec}::test_true_means_clip_epsilon[torchrl-eps=0.3]", "outcome": "fail", "message": "boom"},
-        {"nodeid": f"{spec}::test_true_means_clip_epsilon[torchrl-eps=0.125]", "outcome": "pass", "message": ""},
-    ]
-    results.write_text(json.dumps({"rows": rows, "implementations": {"torchrl": "0.9.2"},
-                                   "stack": {"torch": "2.13.0", "tensordict": "0.9.1"}}))
+    results = _results_file(
+        tmp_path, "0.15.0",
+        {"nodeid": NEG, "outcome": "fail", "message": "x"},
+        {"nodeid": f"{SPEC}::test_true_means_clip_epsilon[torchrl-eps=0.3]", "outcome": "fail",
+         "message": "boom"},
+        {"nodeid": f"{SPEC}::test_true_means_clip_epsilon[torchrl-eps=0.125]", "outcome": "pass",
+         "message": ""},
+        {"nodeid": "conformance/test_prioritized_replay.py::test_p[torchrl]",
+         "outcome": "untestable", "message": "cannot be tested here: no extension"})
     known = ROOT / "conformance" / "expectations" / "torchrl-0.14.1.txt"
     lines = draft_expectations.draft(results, [known])
-    assert f"{spec}::test_negative_clip_value_is_rejected | clip_value is not validated" in "\n".join(lines)
+    assert "include torchrl.txt for 0.15.0" in lines  # the folded form
+    assert f"{SPEC}::test_negative_clip_value_is_rejected | clip_value is not validated" in "\n".join(lines)
     flagged = [line for line in lines if "REVIEW" in line]
-    assert flagged == [f"{spec}::test_true_means_clip_epsilon[torchrl-eps=0.3] | REVIEW: boom | TODO"]
+    assert flagged == [
+        f"{SPEC}::test_true_means_clip_epsilon[torchrl-eps=0.3] | REVIEW: boom | TODO",
+        "untestable: conformance/test_prioritized_replay.py::test_p[torchrl] | REVIEW: cannot be "
+        "tested here: no extension | TODO"]
     drafted = tmp_path / "draft.txt"
     drafted.write_text("\n".join(lines))
     with pytest.raises(exp.ExpectationsError, match="upstream link"):
         exp.parse(drafted, frozenset({"torchrl"}))  # unreviewed drafts cannot be used
+
+
+def test_draft_leaves_out_what_the_shared_file_already_covers_for_the_version(tmp_path):
+    results = _results_file(tmp_path, "0.9.2", {"nodeid": NEG, "outcome": "known failure",
+                                                "message": "x"})
+    lines = draft_expectations.draft(results, [])
+    assert "include torchrl.txt for 0.9.2" in lines and not any(NEG[:40] in x for x in lines)
+
+
+def test_draft_of_a_bad_results_file_is_a_one_line_error(tmp_path, capsys):
+    (tmp_path / "r.json").write_text("[]")
+    assert draft_expectations.main([str(tmp_path / "r.json")]) == 2
+    assert capsys.readouterr().err.strip().endswith("a JSON list, not a results object")

@@ -1,105 +1,91 @@
-"""Known failures of an implementation, as strict expected failures.
+"""Known failures and expected "cannot be tested here" cells of an implementation.
 
-File format, one entry a line (``#`` starts a comment line)::
+File format (``conformance.plugin.expectation_file`` has the details), one entry a line::
 
     <test-id prefix> | <reason> | <upstream link>
+    untestable: <test-id prefix> | <reason> | <upstream link>
+    include torchrl.txt for 0.9.2
 
 A prefix matches every test whose node id starts with it, for the implementations the file is
 bound to (``--expectations FILE`` binds to every selected implementation, ``--expectations
 torchrl=FILE`` to one; ``conformance/expectations/torchrl-<version>.txt`` binds to ``torchrl``
-automatically). A matched test that fails is a known failure; one that passes fails the run
-(the entry is stale). An entry that matches no collected test of its file, or names a file
-that does not exist, is an error: an expectation must never silently stop applying.
+automatically). A plain entry is a known failure, a strict expected failure: a matched test that
+fails is a known failure, one that passes fails the run (the entry is stale). An ``untestable:``
+entry marks its tests as expected to be "cannot be tested here" (no xfail mark; the results
+plugin reads the entry from the item). Entries shared by several releases live once in
+``torchrl.txt``, in version blocks, taken in by each release's ``include torchrl.txt for <v>``.
+
+Strictness: an entry that matches no test although its tests were collected, an entry that an
+earlier one shadows, a duplicate, or an entry naming a test file that does not exist is an
+error: an expectation must never silently stop applying.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from conformance.plugin import keys
+from conformance.plugin import keys, staleness
+from conformance.plugin.expectation_file import (  # noqa: F401 - the names conftest uses
+    FAIL,
+    UNTESTABLE,
+    Entry,
+    ExpectationsError,
+    parse,
+)
 
 EXPECTATIONS_DIR = Path(__file__).resolve().parent.parent / "expectations"
 
 
-class ExpectationsError(pytest.UsageError):
-    pass
-
-
-@dataclass
-class Entry:
-    prefix: str
-    reason: str
-    link: str
-    source: str  # "file:line", for error messages
-    impls: frozenset[str]
-    matched: int = field(default=0)
-
-
-def parse(path: Path, impls: frozenset[str]) -> list[Entry]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ExpectationsError(f"cannot read expectations file {path}: {exc.strerror}") from None
-    entries = []
-    for number, line in enumerate(text.splitlines(), 1):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        parts = [p.strip() for p in stripped.split("|")]
-        where = f"{path}:{number}"
-        if len(parts) != 3 or not all(parts):
-            raise ExpectationsError(
-                f"{where}: expected '<test-id prefix> | <reason> | <upstream link>', got {stripped!r}"
-            )
-        prefix, reason, link = parts
-        if not link.startswith(("http://", "https://")):
-            raise ExpectationsError(f"{where}: the third field must be an upstream link, got {link!r}")
-        if "::" not in prefix and not prefix.endswith(".py"):
-            raise ExpectationsError(f"{where}: {prefix!r} is not a test id prefix (path.py::test...)")
-        entries.append(Entry(prefix, reason, link, where, impls))
-    return entries
-
-
 def auto_file(impl_id: str, version: str) -> Path | None:
+    """The release's own file; it includes the shared entries that cover its version."""
     path = EXPECTATIONS_DIR / f"{impl_id}-{version}.txt"
     return path if path.is_file() else None
 
 
-class ExpectationsPlugin:
-    """Marks expected failures at collection and checks that every entry still applies."""
+def item_impl(item) -> str | None:
+    impl = getattr(getattr(item, "callspec", None), "params", {}).get("impl")
+    return getattr(impl, "id", None)
 
-    def __init__(self, entries: list[Entry], rootpath: Path):
+
+def apply(item, entry: Entry) -> None:
+    """Carry the entry on the item; a known failure also becomes a strict expected failure."""
+    item.stash[keys.EXPECTATION] = entry
+    if entry.kind == FAIL:
+        item.add_marker(pytest.mark.xfail(
+            strict=True, reason=f"known failure: {entry.reason} ({entry.link})"))
+
+
+def raise_problems(problems: list[str]) -> None:
+    if problems:
+        raise ExpectationsError("\n".join(["expectations do not match the suite:", *problems]))
+
+
+class ExpectationsPlugin:
+    """Marks expected results at collection and checks that every entry still applies."""
+
+    def __init__(self, entries: list[Entry], rootpath: Path,
+                 report_stale: Callable[[list[str]], None] = raise_problems):
+        # static problems first, before anything is collected
+        raise_problems(staleness.duplicates(entries)
+                       + staleness.missing_test_files(entries, rootpath))
         self.entries = entries
         self.rootpath = rootpath
+        # a pytest-xdist worker cannot raise a usage error from collection (xdist turns it into
+        # an INTERNALERROR): it hands the problems to the controller instead
+        self.report_stale = report_stale
 
-    @pytest.hookimpl(tryfirst=True)  # before -k/-m deselection: staleness is judged on all tests
+    @pytest.hookimpl(tryfirst=True)  # before -k/-m/--deselect: they filter what runs, not what exists
     def pytest_collection_modifyitems(self, session, config, items):
-        collected_files = {item.nodeid.split("::", 1)[0] for item in items}
+        collected = {}
         for item in items:
-            impl = getattr(getattr(item, "callspec", None), "params", {}).get("impl")
-            impl_id = getattr(impl, "id", None)
-            for entry in self.entries:
-                if impl_id in entry.impls and item.nodeid.startswith(entry.prefix):
-                    entry.matched += 1
-                    item.stash[keys.EXPECTATION] = entry
-                    item.add_marker(
-                        pytest.mark.xfail(
-                            strict=True, reason=f"known failure: {entry.reason} ({entry.link})"
-                        )
-                    )
-                    break
-        problems = []
-        for entry in self.entries:
-            file_part = entry.prefix.split("::", 1)[0]
-            if not (self.rootpath / file_part).is_file():
-                problems.append(f"{entry.source}: no such test file {file_part!r} ({entry.prefix})")
-            elif entry.matched == 0 and file_part in collected_files:
-                problems.append(
-                    f"{entry.source}: {entry.prefix!r} matches no collected test of "
-                    f"{', '.join(sorted(entry.impls))}: remove or correct the stale entry"
-                )
-        if problems:
-            raise ExpectationsError("\n".join(["expectations do not match the suite:", *problems]))
+            impl_id = item_impl(item)
+            collected[item.nodeid] = impl_id
+            entry = staleness.first_match(self.entries, item.nodeid, impl_id)
+            if entry is not None:
+                apply(item, entry)
+        selections = staleness.selections_from_args(
+            config.args, Path(config.invocation_params.dir), config.rootpath)
+        self.report_stale(staleness.stale(self.entries, collected, selections))

@@ -12,3 +12,7 @@ EXPECTATION_FILES = pytest.StashKey[list]()
 EXPECTATION = pytest.StashKey[object]()
 #: item: the outcome a skip stands for (``outcomes.NOT_APPLICABLE`` or ``outcomes.UNTESTABLE``)
 SKIP_OUTCOME = pytest.StashKey[str]()
+#: config: what each selected implementation provides (``survey.Survey`` by implementation id)
+SURVEYS = pytest.StashKey[dict]()
+#: config (controller): where pytest-xdist workers leave notes on hangs and crashes
+NOTES_DIR = pytest.StashKey[object]()

@@ -1,16 +1,26 @@
 """One machine-readable row per test x implementation, written atomically at the end of a run.
 
-Outcomes: ``pass``, ``fail``, ``error`` (the test could not run), ``known failure`` (an expected
-failure from an expectations file), ``unexpected pass`` (a known failure that passed: the entry
-is stale), ``not applicable`` (the implementation declares the area unsupported), ``untestable``
-("cannot be tested here": the implementation does not load on this machine) and ``skipped``.
-Only ``fail``, ``error`` and ``unexpected pass`` are unexpected.
+Outcomes are named in ``conformance.outcomes``. Each row says whether its outcome was
+``expected``: a pass, a known failure, a "not applicable" area, and a "cannot be tested here"
+listed in the expectations are; a failure, an error, an unexpected pass, a NOT TESTED
+implementation and an unlisted "cannot be tested here" are not, and make the run fail.
+
+The verdict of each test phase is computed where the test runs (:class:`OutcomeRecorder`, from
+what the item carries: its expectations entry and the kind of skip its area fixture raised) and
+travels on the report as the attribute ``conformance``, which pytest-xdist carries from its
+workers. :class:`ResultsPlugin` collects the rows where the run is controlled. A test whose
+report has no verdict was reported by xdist for a worker that died: the watchdog's notes say
+whether it hung or crashed.
+
+A run that is interrupted, filtered (-k, -m, node ids, deselection) or stopped early is
+*partial*: the document says why, and it does not replace the full report by default.
 """
 
 from __future__ import annotations
 
 import json
 import platform
+import re
 import time
 from pathlib import Path
 
@@ -19,7 +29,13 @@ import pytest
 from conformance import outcomes as O
 from conformance.files import atomic_write
 from conformance.plugin import keys
+from conformance.plugin.watchdog import Watchdog, crash_explanation, timed_out_message
 from conformance.versions import stack_versions
+
+SCHEMA = 1
+DEFAULT_RESULTS = Path("reports") / "results.json"
+PARTIAL_DIR = "partial"
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def _message(report) -> str:
@@ -27,127 +43,222 @@ def _message(report) -> str:
     if longrepr is None:
         return ""
     if isinstance(longrepr, tuple):  # skips: (path, line, "Skipped: reason")
-        return str(longrepr[2]).removeprefix("Skipped: ")
-    crash = getattr(longrepr, "reprcrash", None)
-    text = crash.message if crash is not None else str(longrepr)
-    return text.strip()[:4000]
+        text = str(longrepr[2]).removeprefix("Skipped: ")
+    else:
+        crash = getattr(longrepr, "reprcrash", None)
+        text = crash.message if crash is not None else str(longrepr)
+    # object addresses (hypothesis prints its arguments' reprs) differ from run to run
+    return _ADDRESS.sub("", text.strip())[:4000]
 
 
-def _split_id(item) -> tuple[str, str]:
-    """(spec, parameters) from a node id such as test_x[torchrl-c=0.2]."""
-    name = getattr(item, "originalname", None) or item.name.split("[", 1)[0]
-    callspec = getattr(item, "callspec", None)
-    params = ""
-    if callspec is not None:
-        parts = callspec.id.split("-")
-        impl = callspec.params.get("impl")
-        if impl is not None and parts and parts[0] == impl.id:
-            parts = parts[1:]
-        params = "-".join(parts)
-    return name, params
-
-
-def _classify(report, known: bool, skip_outcome: str | None) -> str | None:
-    """The outcome of one phase's report, from what the item carries: the expectations entry that
-    marked it (strict xfail: a failing call is reported skipped, a passing one failed) and the
-    kind of skip its area fixture raised. Nothing is recovered from pytest's report texts."""
-    if report.when == "call" and known:
-        if report.skipped:
-            return O.KNOWN_FAILURE
-        return O.UNEXPECTED_PASS if report.failed else O.PASS
-    if report.when == "call" and report.passed:
-        return O.PASS
+def classify(report, entry, skip_outcome: str | None, timed_out: str) -> dict | None:
+    """The verdict of one phase: outcome, expected, message; None for a phase that says nothing
+    (a passing setup or teardown)."""
+    kind = getattr(entry, "kind", "fail") if entry is not None else None
+    known = f"known failure: {entry.reason} ({entry.link})" if entry is not None else ""
+    message = _message(report)
+    if timed_out:
+        # whatever the test raised on the way out (hypothesis may report the interruption as
+        # flakiness) is a consequence, not the verdict
+        return {"outcome": O.FAIL if report.when == "call" else O.ERROR, "expected": False,
+                "message": timed_out}
+    if report.when == "call" and kind == "fail":
+        if report.skipped:  # strict xfail: the failure was expected
+            return {"outcome": O.KNOWN_FAILURE, "expected": True,
+                    "message": f"{message}  [{known}]".strip()}
+        if report.failed:  # strict xfail: it passed
+            return {"outcome": O.UNEXPECTED_PASS, "expected": False,
+                    "message": f"passed, but listed as a {known}: remove the entry"}
     if report.skipped:
-        return skip_outcome or O.SKIPPED
+        outcome = skip_outcome or O.SKIPPED
+        if outcome == O.UNTESTABLE:
+            return {"outcome": outcome, "expected": kind == "untestable", "message": message}
+        return {"outcome": outcome, "expected": outcome not in O.UNEXPECTED, "message": message}
+    stale = (f"  [listed as cannot be tested here ({entry.reason}), but it ran: remove the entry]"
+             if kind == "untestable" else "")
+    if report.when == "call" and report.passed:
+        if stale:
+            return {"outcome": O.UNEXPECTED_PASS, "expected": False, "message": stale.strip()}
+        return {"outcome": O.PASS, "expected": True, "message": ""}
     if report.failed:
-        return O.FAIL if report.when == "call" else O.ERROR
+        return {"outcome": O.FAIL if report.when == "call" else O.ERROR, "expected": False,
+                "message": message + stale}
     return None
 
 
-class ResultsPlugin:
-    def __init__(self, config, selected, results_path: Path, build_report: bool):
-        self.config = config
-        self.selected = selected
-        self.results_path = results_path
-        self.build_report = build_report
-        self.rows: dict[str, dict] = {}
-        self.started = time.time()
+class OutcomeRecorder:
+    """Where tests run: attach each phase's verdict to its report."""
 
-    def _row(self, item_or_report):
-        nodeid = item_or_report.nodeid
-        return self.rows.setdefault(nodeid, {"nodeid": nodeid})
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, items):
-        for item in items:
-            row = self._row(item)
-            impl = getattr(getattr(item, "callspec", None), "params", {}).get("impl")
-            spec, params = _split_id(item)
-            path = item.nodeid.split("::", 1)[0]
-            row.update(
-                area=Path(path).stem.removeprefix("test_"),
-                spec=spec,
-                parameters=params,
-                implementation=impl.id if impl is not None else "",
-                implementation_version=impl.version if impl is not None else "",
-                outcome=None,
-                expected=None,
-                message="",
-                duration=0.0,
-            )
+    def __init__(self, watchdog: Watchdog):
+        self.watchdog = watchdog
 
     # outermost wrapper: sees the report after pytest's xfail handling has rewritten it
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_makereport(self, item, call):
         report = (yield).get_result()
-        row = self.rows.get(item.nodeid)
+        # asked of the watchdog, not of the exception: hypothesis may wrap it in another one
+        timed_out = (timed_out_message(self.watchdog.seconds)
+                     if self.watchdog.fired == item.nodeid and call.excinfo is not None else "")
+        report.conformance = classify(report, item.stash.get(keys.EXPECTATION, None),
+                                      item.stash.get(keys.SKIP_OUTCOME, None), timed_out)
+
+
+def _describe(nodeid: str, selected) -> dict:
+    """Area, spec, parameters and implementation from a node id such as
+    ``conformance/test_x.py::test_y[torchrl-c=0.2]`` (the implementation is always first)."""
+    path, _, name = nodeid.partition("::")
+    spec, _, params = name.partition("[")
+    params = params.removesuffix("]")
+    impl, version = "", ""
+    for s in selected:
+        if params == s.id or params.startswith(s.id + "-"):
+            impl, version, params = s.id, s.version, params[len(s.id) + 1:]
+            break
+    return {"nodeid": nodeid, "area": Path(path).stem.removeprefix("test_"), "spec": spec,
+            "parameters": params, "implementation": impl, "implementation_version": version,
+            "outcome": None, "expected": None, "message": "", "duration": 0.0, "reruns": 0}
+
+
+class ResultsPlugin:
+    """Where the run is controlled: collect the rows, decide partiality, write the files."""
+
+    def __init__(self, config, selected, results_path: Path, explicit_path: bool,
+                 build_report: bool, notes_dir: Path | None):
+        self.config = config
+        self.selected = selected
+        self.results_path = results_path
+        self.explicit_path = explicit_path
+        self.build_report = build_report
+        self.notes_dir = notes_dir
+        self.rows: dict[str, dict] = {}
+        self.order: list[str] = []
+        self.deselected = 0
+        self.started = time.time()
+        self.written: list[Path] = []
+        self.partial_reason: str | None = None
+
+    # ------------------------------------------------------------------ collection
+    def pytest_deselected(self, items):
+        self.deselected += len(items)
+
+    def pytest_collection_finish(self, session):
+        self.order = [item.nodeid for item in session.items]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids):
+        if not self.order:
+            self.order = list(ids)
+
+    # ------------------------------------------------------------------ reports
+    def pytest_runtest_logreport(self, report):
+        verdict = getattr(report, "conformance", None)
+        if verdict is None:
+            if not report.failed:
+                return
+            # no verdict: xdist reported a worker that died while running this test
+            verdict = {"outcome": O.FAIL, "expected": False,
+                       "message": crash_explanation(self.notes_dir, report.nodeid)}
+        row = self.rows.get(report.nodeid)
         if row is None:
-            return
+            row = self.rows[report.nodeid] = _describe(report.nodeid, self.selected)
         row["duration"] = round(row["duration"] + report.duration, 6)
-        entry = item.stash.get(keys.EXPECTATION, None)
-        outcome = _classify(report, entry is not None, item.stash.get(keys.SKIP_OUTCOME, None))
-        if outcome is None:
+        if report.outcome == "rerun":  # pytest-rerunfailures: a failure retried
+            row["reruns"] += 1
+            row.setdefault("rerun_messages", []).append(verdict["message"])
             return
         # the first non-pass phase decides (a failing teardown after a pass is an error)
         if row["outcome"] in (None, O.PASS):
-            row["outcome"] = outcome
-            row["expected"] = outcome not in O.UNEXPECTED
-            row["message"] = _message(report) if outcome != O.PASS else ""
-            if outcome == O.KNOWN_FAILURE:
-                known = f"known failure: {entry.reason} ({entry.link})"
-                row["message"] = f"{_message(report)}  [{known}]".strip()
+            row.update(verdict)
+
+    def record_kill(self, nodeid: str, why: str) -> None:
+        """The watchdog is about to end this (single) process: keep what was learnt."""
+        row = self.rows.setdefault(nodeid, _describe(nodeid, self.selected))
+        row.update(outcome=O.FAIL, expected=False, message=why)
+        self.partial_reason = f"interrupted: {nodeid} {why}"
+        self.write(exitstatus=int(pytest.ExitCode.INTERRUPTED))
+
+    # ------------------------------------------------------------------ the end
+    def _partial(self, session, exitstatus) -> str | None:
+        reasons = []
+        if self.partial_reason:
+            reasons.append(self.partial_reason)
+        if exitstatus == pytest.ExitCode.INTERRUPTED:
+            reasons.append("interrupted")
+        elif session.shouldfail or session.shouldstop:
+            reasons.append(f"stopped early ({session.shouldfail or session.shouldstop})")
+        option = self.config.option
+        if getattr(option, "keyword", ""):
+            reasons.append(f"filtered with -k {option.keyword!r}")
+        if getattr(option, "markexpr", ""):
+            reasons.append(f"filtered with -m {option.markexpr!r}")
+        if self.deselected and not (getattr(option, "keyword", "") or getattr(option, "markexpr", "")):
+            reasons.append(f"{self.deselected} test(s) deselected")
+        suite = (self.config.rootpath / "conformance").resolve()
+        args = [a for a in self.config.args]
+        if not any("::" not in a and Path(a).resolve() in (suite, self.config.rootpath) for a in args):
+            reasons.append("selected: " + " ".join(args))
+        missing = [n for n in self.order if n not in self.rows or self.rows[n]["outcome"] is None]
+        if missing and exitstatus != pytest.ExitCode.INTERRUPTED:
+            reasons.append(f"{len(missing)} of {len(self.order)} collected test(s) did not run")
+        return "; ".join(dict.fromkeys(reasons)) or None
+
+    def _ordered_rows(self) -> list[dict]:
+        rank = {n: i for i, n in enumerate(self.order)}
+        rows = [r for r in self.rows.values() if r.get("outcome") is not None]
+        return sorted(rows, key=lambda r: (rank.get(r["nodeid"], len(rank)), r["nodeid"]))
 
     def pytest_sessionfinish(self, session, exitstatus):
-        rows = [r for r in self.rows.values() if r.get("outcome") is not None]
+        partial = self._partial(session, exitstatus)
+        self.partial_reason = partial
+        self.write(exitstatus)
+        # skips that stand for NOT TESTED or an unlisted "cannot be tested here" fail the run
+        unexpected = any(not r["expected"] for r in self.rows.values() if r["outcome"])
+        if unexpected and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def write(self, exitstatus: int) -> None:
+        rows = self._ordered_rows()
         if not rows:
             return
+        path = self.results_path
+        if self.partial_reason and not self.explicit_path:
+            path = path.parent / PARTIAL_DIR / path.name  # never replace the full report
         document = {
-            "schema": 1,
+            "schema": SCHEMA,
             "started": self.started,
             "finished": time.time(),
             "exitstatus": int(exitstatus),
+            "partial": self.partial_reason,
             "python": platform.python_version(),
             "stack": stack_versions(),
             "implementations": {s.id: s.version for s in self.selected},
             "rows": rows,
         }
-        atomic_write(self.results_path, json.dumps(document, indent=1))
-        self._written = [self.results_path]
+        atomic_write(path, json.dumps(document, indent=1))
+        self.written = [path]
         if self.build_report:
+            stem = "conformance" if path.name == DEFAULT_RESULTS.name else path.stem
             try:
                 from conformance.reporting.matrix import write_reports
 
-                written = write_reports([self.results_path], self.results_path.parent)
+                self.written += write_reports([path], path.parent, stem=stem)
             except Exception as exc:  # noqa: BLE001 - a report problem must not hide the verdict
                 self.config.get_terminal_writer().line(
                     f"conformance: report not built ({type(exc).__name__}: {exc})", yellow=True
                 )
-            else:
-                self._written += written
 
     def pytest_terminal_summary(self, terminalreporter):
-        written = getattr(self, "_written", [])
-        if written:
+        not_tested = {}
+        for row in self.rows.values():
+            if row["outcome"] == O.NOT_TESTED:
+                not_tested.setdefault(row["implementation"], row["message"])
+        if not_tested:
+            terminalreporter.write_sep("=", "NOT TESTED", red=True, bold=True)
+            for impl, why in not_tested.items():
+                terminalreporter.write_line(f"{impl}: {why}", red=True)
+        if self.written:
             terminalreporter.write_sep("-", "conformance results and report")
-            for path in written:
+            if self.partial_reason:
+                terminalreporter.write_line(f"partial run: {self.partial_reason}", yellow=True)
+            for path in self.written:
                 terminalreporter.write_line(str(path))

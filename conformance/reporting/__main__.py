@@ -1,23 +1,49 @@
-import argparse
+"""python -m conformance.reporting RESULTS.json [...]: build or merge the conformance matrix.
+
+Every input is checked first (schema 1, see ``results_file``); a bad one is a one-line error
+with exit code 2 and nothing is written. Runs are merged in the order they ran (their recorded
+start times), so a later run of a test replaces an earlier one whatever the argument order.
+"""
+
 import sys
 from pathlib import Path
 
-from conformance.reporting.matrix import write_reports
+from conformance.cli import OneLineErrors
+from conformance.reporting.results_file import ResultsFileError, read
+
+PROG = "python -m conformance.reporting"
+
+
+def _error(message: str) -> int:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return 2
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m conformance.reporting",
+    parser = OneLineErrors(
+        prog=PROG,
         description="Build the conformance matrix (Markdown, HTML, CSV) from results files.",
     )
     parser.add_argument("results", nargs="+", type=Path, help="results.json files of one or more runs")
     parser.add_argument("-o", "--out-dir", type=Path, default=Path("reports"))
     parser.add_argument("--stem", default="conformance", help="output file name stem")
     args = parser.parse_args(argv)
-    missing = [str(p) for p in args.results if not p.is_file()]
-    if missing:
-        parser.error(f"no such results file: {', '.join(missing)}")
-    for path in write_reports(args.results, args.out_dir, stem=args.stem):
+    try:
+        for path in args.results:
+            read(path)
+    except ResultsFileError as exc:
+        return _error(str(exc))
+    if args.out_dir.exists() and not args.out_dir.is_dir():
+        return _error(f"-o {args.out_dir}: not a directory")
+    if not args.stem or "/" in args.stem:
+        return _error(f"--stem {args.stem!r}: a file name stem, without '/'")
+    from conformance.reporting.matrix import write_reports  # pandas: only once inputs are good
+
+    try:
+        written = write_reports(args.results, args.out_dir, stem=args.stem)
+    except OSError as exc:
+        return _error(f"cannot write the report in {args.out_dir}: {exc.strerror}")
+    for path in written:
         print(path)
     return 0
 

@@ -26,9 +26,15 @@ SYMBOL = {
     "not applicable": "➖ n/a",
     "untestable": "⚪ cannot test here",
     "skipped": "⏭ skipped",
+    "not tested": "⛔ NOT TESTED",
 }
-ORDER = ["fail", "error", "unexpected pass", "known failure", "untestable", "not applicable",
+ORDER = ["not tested", "fail", "error", "unexpected pass", "untestable", "known failure", "not applicable",
          "skipped", "pass"]
+
+
+def _run_time(doc: dict) -> float:
+    time = doc.get("started", doc.get("finished"))
+    return time if isinstance(time, (int, float)) else float("-inf")
 
 
 def load_rows(paths: Iterable[Path]) -> pd.DataFrame:
@@ -37,8 +43,16 @@ def load_rows(paths: Iterable[Path]) -> pd.DataFrame:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
         frame = pd.DataFrame(doc["rows"])
         frame["column"] = frame["implementation"] + " " + frame["implementation_version"]
-        frames.append(frame)
-    rows = pd.concat(frames, ignore_index=True)
+        frame["partial"] = doc.get("partial") or ""
+        if "expected" not in frame:  # results written before rows said so themselves
+            frame["expected"] = ~frame["outcome"].isin(list(UNEXPECTED))
+        frame["expected"] = [v is True or v == 1 for v in frame["expected"]]
+        if "reruns" not in frame:
+            frame["reruns"] = 0
+        frames.append((_run_time(doc), frame))
+    # runs in the order they ran (stable: files without a time keep the argument order)
+    frames.sort(key=lambda pair: pair[0])
+    rows = pd.concat([frame for _, frame in frames], ignore_index=True)
     # a later run of the same test x implementation replaces an earlier one
     return rows.drop_duplicates(subset=["nodeid", "column"], keep="last")
 
@@ -50,7 +64,8 @@ def build_matrix(rows: pd.DataFrame) -> pd.DataFrame:
     )
     matrix = rows.pivot_table(index="test", columns="column", values="outcome", aggfunc="first")
     matrix = matrix[_column_order(rows)]
-    unexpected = matrix.isin(list(UNEXPECTED)).any(axis=1)
+    flagged = rows[~rows["expected"]]["test"].unique()
+    unexpected = matrix.index.isin(flagged)
     rank = matrix.apply(lambda col: col.map(lambda o: ORDER.index(o) if o in ORDER else 99)).min(axis=1)
     area = matrix.index.map(lambda test: NUMBER.get(test.split(" :: ")[0], 99))
     matrix = matrix.assign(_u=~unexpected, _r=rank, _a=area).sort_values(["_u", "_r", "_a", "test"])
@@ -89,7 +104,7 @@ def _markdown_table(frame: pd.DataFrame, index_name: str) -> str:
 
 
 def _failures(rows: pd.DataFrame) -> list[str]:
-    bad = rows[rows["outcome"].isin(list(UNEXPECTED))]
+    bad = rows[~rows["expected"]]
     out = []
     for _, r in bad.sort_values(["column", "nodeid"]).iterrows():
         first = (r["message"] or "").splitlines()[0][:300] if r["message"] else ""
@@ -97,22 +112,36 @@ def _failures(rows: pd.DataFrame) -> list[str]:
     return out
 
 
+def _reruns(rows: pd.DataFrame) -> list[str]:
+    """Tests that needed reruns (pytest-rerunfailures): a pass after a failure is not clean."""
+    again = rows[rows["reruns"] > 0]
+    return [f"- `{r['nodeid']}` ({r['column']}): {r['outcome']} after {int(r['reruns'])} rerun(s)"
+            for _, r in again.sort_values(["column", "nodeid"]).iterrows()]
+
+
 def render_markdown(rows: pd.DataFrame, title: str = "TorchRL conformance",
                     preface: list[str] | None = None) -> str:
     matrix = build_matrix(rows)
     counts = summary(rows)
-    n_unexpected = int(rows["outcome"].isin(list(UNEXPECTED)).sum())
+    n_unexpected = int((~rows["expected"]).sum())
     verdict = (
         "**verdict: conformant to expectations** (no unexpected result)"
         if n_unexpected == 0
         else f"**verdict: {n_unexpected} unexpected result(s)**"
     )
+    partial = sorted({p for p in rows["partial"] if p})
+    if partial:
+        verdict = ("**PARTIAL RUN — not a conformance verdict** (" + "; ".join(partial) + "); "
+                   + verdict.removeprefix("**verdict: ").replace("**", "", 1))
     parts = [f"## {title}", "", verdict, "", *(preface or []), "" if preface else None,
              _markdown_table(counts, "implementation"), ""]
     parts = [p for p in parts if p is not None]
     failures = _failures(rows)
     if failures:
         parts += ["### Unexpected results", "", *failures, ""]
+    reruns = _reruns(rows)
+    if reruns:
+        parts += ["### Reruns", "", *reruns, ""]
     untestable = _untestable(rows)
     if untestable:
         parts += ["### Cannot be tested here", "", *untestable, ""]

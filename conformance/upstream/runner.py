@@ -1,28 +1,38 @@
 """Run the conformance suite against several TorchRL sources and build the version matrix.
 
     python -m conformance.upstream.runner SOURCE [SOURCE ...] [--base TORCH=PYTHON]
-                                          [--expectations FILE] [-- PYTEST ARGS]
+                                          [--expectations FILE] [--pytest-args "ARGS"]
 
 Each source is installed (``pip install --no-deps --target``, a few MB) into
 ``.nox/_upstream/<label>`` next to the tensordict of its minor, and run with a shared base
 environment per torch version (``.nox/_upstream-base-torch<version>``: torch plus the suite's
-dependencies), selected with PYTHONPATH. A source that cannot be installed or imported still gets
-a column, every cell "cannot be tested here: <reason>". Results: ``reports/upstream/<label>.json``;
-matrix: ``reports/upstream.{md,html,csv}`` (releases across, specs down).
+dependencies), selected with PYTHONPATH. A source that cannot be resolved, installed or imported
+still gets a column, every cell "not tested" with the reason, and fails the run: the verdict of
+each source is "NOT TESTED: <reason>", "N unexpected result(s)" or "conformant to expectations",
+read from the rows' ``expected`` field and pytest's exit code. Column labels are unique: a git
+ref is labelled by its resolved commit (``0.14.1+git.1a2b3c4``). Results:
+``reports/upstream/<label>.json``; matrix: ``reports/upstream.{md,html,csv}`` (releases across,
+specs down). Exit code: 0 when every source is conformant to its expectations, 1 otherwise, 2 for
+bad arguments.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from conformance import outcomes
+from conformance.cli import OneLineErrors
+from conformance.reporting.results_file import ResultsFileError
+from conformance.reporting.results_file import read as read_results
+from conformance.upstream import not_tested
 from conformance.upstream.sources import Source, SourceError, extras_for, parse
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,35 +69,72 @@ def base_python(torch: str, given: dict[str, str]) -> str:
     return str(python)
 
 
+def _git(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], capture_output=True, text=True, timeout=600, **kwargs)
+
+
+def resolve_commit(repo: str, ref: str) -> str:
+    """The commit a ref names now (a moved branch resolves to its new commit)."""
+    if Path(repo).exists():
+        proc = _git("-C", repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+        if proc.returncode:
+            problem = _git("-C", repo, "rev-parse", "--git-dir")
+            if problem.returncode:
+                raise SourceError(f"git:{repo}@{ref}: {repo} is not a git repository")
+            raise SourceError(f"git:{repo}@{ref}: no commit, branch or tag {ref!r} in {repo}")
+        return proc.stdout.strip()
+    proc = _git("ls-remote", repo, ref)
+    if proc.returncode:
+        raise SourceError(f"git ls-remote {repo}: {_last_line(proc.stderr)}")
+    found = [line.split("\t") for line in proc.stdout.splitlines() if "\t" in line]
+    peeled = [sha for sha, name in found if name.endswith("^{}")]  # an annotated tag's commit
+    if peeled or found:
+        return (peeled or [found[0][0]])[0]
+    if re.fullmatch(r"[0-9a-f]{40}", ref):
+        return ref
+    raise SourceError(f"git:{repo}@{ref}: {repo} has no branch or tag {ref!r}")
+
+
 def materialize_git(source: Source) -> Source:
-    """Check a git ref out into a folder and treat it as a local checkout."""
-    safe = re.sub(r"[^\w.-]+", "_", f"{source.path.name}-{source.ref}")
-    target = WORK / "src" / safe
+    """Extract a git ref's tree into a folder keyed by its resolved commit (a ref that moved is
+    extracted anew) and treat it as a local checkout labelled by that commit."""
+    repo = str(source.path)
+    commit = resolve_commit(repo, source.ref)
+    name = re.sub(r"[^\w.-]+", "_", Path(repo.rstrip("/")).name.removesuffix(".git")) or "repo"
+    target = WORK / "src" / f"{name}-{commit}"
     if not target.is_dir():
         target.parent.mkdir(parents=True, exist_ok=True)
-        repo = str(source.path)
+        partial = target.with_name(f".{target.name}.partial")  # never reused half-extracted
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir()
         if Path(repo).exists():
-            archive = subprocess.run(["git", "-C", repo, "archive", "--format=tar", source.ref],
-                                     capture_output=True)
+            archive = subprocess.run(["git", "-C", repo, "archive", "--format=tar", commit],
+                                     capture_output=True, timeout=600)
             if archive.returncode:
-                raise SourceError(f"git archive {source.ref}: {_last_line(archive.stderr.decode())}")
-            target.mkdir()
-            subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
+                shutil.rmtree(partial, ignore_errors=True)
+                raise SourceError(f"git archive {commit}: "
+                                  f"{_last_line(archive.stderr.decode(errors='replace'))}")
+            subprocess.run(["tar", "-x", "-C", str(partial)], input=archive.stdout, check=True)
         else:
-            clone = subprocess.run(["git", "clone", "--depth", "1", "--branch", source.ref, repo,
-                                    str(target)], capture_output=True, text=True)
-            if clone.returncode:
-                shutil.rmtree(target, ignore_errors=True)
-                raise SourceError(f"git clone {repo}@{source.ref}: {_last_line(clone.stderr)}")
+            for step in (("init", "-q"), ("fetch", "-q", "--depth", "1", repo, commit),
+                         ("-c", "advice.detachedHead=false", "checkout", "-q", "FETCH_HEAD")):
+                proc = _git(*step, cwd=partial)
+                if proc.returncode:
+                    shutil.rmtree(partial, ignore_errors=True)
+                    raise SourceError(f"git {step[0]} {repo}@{source.ref}: "
+                                      f"{_last_line(proc.stderr)}")
+        partial.rename(target)
     resolved = parse(str(target))
-    resolved.argument, resolved.kind = source.argument, "git"
+    resolved.argument, resolved.kind, resolved.ref = source.argument, "git", source.ref
+    resolved.commit = commit
     return resolved
 
 
 def install(source: Source, python: str) -> Path:
     """The folder to put on PYTHONPATH, installed once: torchrl (unless the source is a checkout,
     which brings its own), the tensordict of its minor and the pinned helpers."""
-    target = WORK / (source.label if source.install else f"{source.label}-deps")
+    # a checkout's dependencies depend on its version only, not on its commit
+    target = WORK / (source.label if source.install else f"{source.version}-deps")
     stamp = target / ".installed"
     if stamp.is_file():
         return target
@@ -108,105 +155,187 @@ def pythonpath(source: Source, target: Path | None) -> str:
     return os.pathsep.join([*parts, str(ROOT)])
 
 
-def import_problem(python: str, path: str) -> str | None:
-    proc = subprocess.run([python, "-c", "import torchrl, tensordict"], capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": path}, timeout=300)
-    return None if proc.returncode == 0 else f"import torchrl failed: {_last_line(proc.stderr)}"
+def import_problem(python: str, path: str, expected: Path) -> str | None:
+    """Why the source does not import, or None. It must be the source's own torchrl that
+    imports, not one the base environment happens to have."""
+    code = "import torchrl, tensordict; print(torchrl.__file__)"
+    try:
+        proc = subprocess.run([python, "-c", code], capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": path}, timeout=300)
+    except subprocess.TimeoutExpired:
+        return "import torchrl timed out after 300 s"
+    if proc.returncode:
+        return f"import torchrl failed: {_last_line(proc.stderr)}"
+    loaded = Path(_last_line(proc.stdout)).resolve()
+    if not loaded.is_relative_to(expected.resolve()):
+        return f"import torchrl loaded {loaded}, not the source under test ({expected})"
+    return None
 
 
-def run_source(source: Source, python: str, path: str, untestable: str | None,
-               expectations: list[str], pytest_args: list[str], reports: Path) -> Path:
-    results = reports / "upstream" / f"{source.label}.json"
+def run_source(source: Source, label: str, python: str, path: str, expectations: list[str],
+               pytest_args: list[str], results: Path) -> int:
+    """Run the suite on one installed source; pytest's exit code."""
     env = {**os.environ, "PYTHONPATH": path, "PYTHONHASHSEED": "0",
-           "TORCHRL_CONFORMANCE_VERSION_LABEL": source.label}
+           "TORCHRL_CONFORMANCE_VERSION_LABEL": label}
     env.pop("TORCHRL_CONFORMANCE_IMPL", None)
-    if untestable:
-        env["TORCHRL_CONFORMANCE_UNTESTABLE"] = untestable
     args = [python, "-m", "pytest", "conformance", "--impl", "torchrl", "--results", str(results),
             "--no-report", "-p", "no:cacheprovider", "-q", "--tb=no", "-rN"]
     for file in expectations:
         args += ["--expectations", f"torchrl={file}"]
-    if untestable:
-        args += ["--expectations", "none"]
-    subprocess.run([*args, *pytest_args], cwd=ROOT, env=env)
-    return results
+    return subprocess.run([*args, *pytest_args], cwd=ROOT, env=env).returncode
 
 
-def summarize(results: Path) -> tuple[str, int]:
-    """('12 pass, 3 known failure', number of unexpected results) of one run."""
-    if not results.is_file():
-        return "no results (the run crashed)", 1
-    rows = json.loads(results.read_text())["rows"]
-    counts: dict[str, int] = {}
+def verdict(rows: list[dict], returncode: int | None) -> tuple[bool, str]:
+    """(passed, text) of one source, from its rows' ``expected`` field and pytest's exit code."""
+    if not rows:
+        return False, "NOT TESTED: the run left no results"
+    missing = next((r for r in rows if r["outcome"] == outcomes.NOT_TESTED), None)
+    if missing is not None:
+        reason = (missing["message"] or "").splitlines()[0] if missing["message"] else ""
+        return False, reason if reason.startswith("NOT TESTED") else f"NOT TESTED: {reason}"
+    unexpected = sum(1 for r in rows if r["expected"] is not True)
+    if unexpected:
+        return False, f"{unexpected} unexpected result(s)"
+    if returncode not in (0, None):
+        return False, f"pytest exited with code {returncode}"
+    return True, "conformant to expectations"
+
+
+def counts(rows: list[dict]) -> str:
+    tally: dict[str, int] = {}
     for row in rows:
-        counts[row["outcome"]] = counts.get(row["outcome"], 0) + 1
-    text = ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items()))
-    return text, sum(1 for row in rows if not row["expected"])
+        tally[row["outcome"]] = tally.get(row["outcome"], 0) + 1
+    return ", ".join(f"{n} {outcome}" for outcome, n in sorted(tally.items())) or "no results"
+
+
+def _rows(results: Path) -> list[dict]:
+    try:
+        return read_results(results)["rows"]
+    except ResultsFileError:
+        return []
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^\w.+-]+", "_", text).strip("_") or "source"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="nox -s upstream --", description=__doc__,
+    parser = OneLineErrors(prog="nox -s upstream --", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sources", nargs="+", help="releases, wheel files, checkouts, git:REPO@REF")
     parser.add_argument("--base", action="append", default=[], metavar="TORCH=PYTHON",
                         help="reuse an existing python that has this torch version")
     parser.add_argument("--expectations", action="append", default=[], metavar="FILE",
                         help="expectations for every source (default: the release's own file)")
-    parser.add_argument("--pytest-args", default="", help="extra pytest arguments, quoted")
+    parser.add_argument("--pytest-args", default="", help="extra pytest arguments, quoted as in a shell")
     parser.add_argument("--reports-dir", type=Path, default=REPORTS,
                         help="where results and the matrix go (default: reports/)")
+    parser.add_argument("--work-dir", type=Path, default=WORK,
+                        help="where sources are installed and extracted (default: .nox/_upstream)")
     return parser
 
 
+def parse_args(argv=None) -> argparse.Namespace:
+    """The arguments, or a one-line usage error (exit code 2) for a malformed one."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        args.pytest_args = shlex.split(args.pytest_args)
+    except ValueError as exc:
+        parser.error(f"--pytest-args {args.pytest_args!r}: {exc}")
+    given = {}
+    for item in args.base:
+        torch, sep, python = item.partition("=")
+        if not sep or not torch or not python:
+            parser.error(f"--base {item!r}: expected TORCH=PYTHON, e.g. 2.14.1=/usr/bin/python3")
+        if not (Path(python).is_file() and os.access(python, os.X_OK)):
+            parser.error(f"--base {item!r}: {python} is not an executable python")
+        given[torch] = python
+    args.base = given
+    for file in args.expectations:
+        if file != "none" and not Path(file).is_file():
+            parser.error(f"--expectations {file}: no such file")
+    if args.reports_dir.exists() and not args.reports_dir.is_dir():
+        parser.error(f"--reports-dir {args.reports_dir}: not a directory")
+    return args
+
+
+def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, Path]:
+    """Resolve, install and run one source: (label, passed, verdict text, results file)."""
+    reason, source = None, None
+    try:
+        source = parse(argument)
+        if source.kind == "git":
+            source = materialize_git(source)
+    except (SourceError, subprocess.SubprocessError) as exc:
+        reason = f"cannot resolve {argument}: {exc}"
+    label = base = _safe(source.label if source else Path(argument.rstrip("/")).name or argument)
+    number = 1
+    while label in taken:  # two sources of one version in one run: both columns kept
+        number += 1
+        label = f"{base}.{number}"
+    taken.add(label)
+    results = args.reports_dir / "upstream" / f"{label}.json"
+    results.unlink(missing_ok=True)  # never judge a source by an earlier run's results
+    python, path = None, ""
+    if source is not None:
+        log(f"torchrl {label} ({source.tensordict}, torch {source.torch})")
+        try:
+            python = base_python(source.torch, args.base)
+            target = install(source, python)
+            path = pythonpath(source, target)
+            imported_from = source.path if source.kind in ("checkout", "git") else target
+            reason = import_problem(python, path, imported_from)
+        except (SourceError, subprocess.SubprocessError, OSError) as exc:
+            reason = f"install failed: {exc}"
+    if reason:
+        not_tested.write(results, label, reason, args.pytest_args)
+        passed, text = verdict(_rows(results), None)
+        return label, passed, text, results
+    returncode = run_source(source, label, python, path, args.expectations, args.pytest_args,
+                            results)
+    rows = _rows(results)
+    if not rows:  # pytest stopped before writing results (a usage error, a crash)
+        not_tested.write(results, label, f"pytest exited with code {returncode} before writing "
+                         "results (see its output above)", args.pytest_args)
+        rows = _rows(results)
+    passed, text = verdict(rows, returncode)
+    return label, passed, text, results
+
+
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
-    given = dict(item.split("=", 1) for item in args.base)
+    global WORK  # install() and materialize_git() put their folders under it
+    args = parse_args(argv)
+    WORK = args.work_dir.resolve()
     started = time.time()
-    outcomes: list[tuple[str, str, str]] = []
-    unexpected_total = 0
+    table: list[tuple[str, str, str]] = []
     result_files = []
+    failed = 0
+    taken: set[str] = set()
     for number, argument in enumerate(args.sources, 1):
         t0 = time.time()
-        untestable, python, path = None, None, str(ROOT)
-        try:
-            source = parse(argument)
-            if source.kind == "git":
-                source = materialize_git(source)
-        except SourceError as exc:
-            source = Source(argument, "release", re.sub(r"[^\w.]+", "_", argument))
-            untestable = f"cannot resolve source: {exc}"
-        log(f"[{number}/{len(args.sources)}] torchrl {source.label} ({source.tensordict}, "
-            f"torch {source.torch})")
-        try:
-            python = base_python(source.torch, given)
-            if not untestable:
-                path = pythonpath(source, install(source, python))
-                untestable = import_problem(python, path)
-        except (SourceError, subprocess.CalledProcessError) as exc:
-            untestable = untestable or f"install failed: {exc}"
-        if untestable:
-            log(f"    cannot be tested here: {untestable}")
-        python = python or sys.executable
-        results = run_source(source, python, path, untestable, args.expectations,
-                             args.pytest_args.split(), args.reports_dir)
-        summary, n_unexpected = summarize(results)
-        unexpected_total += n_unexpected
-        log(f"    {summary} ({time.time() - t0:.0f} s)")
-        outcomes.append((source.label, "cannot be tested here: " + untestable if untestable
-                         else "tested", summary))
+        log(f"[{number}/{len(args.sources)}] {argument}")
+        label, passed, text, results = check_source(argument, args, taken)
+        failed += not passed
+        summary = counts(_rows(results))
+        log(f"    {text}: {summary} ({time.time() - t0:.0f} s)")
+        table.append((label, text, summary))
         if results.is_file():
             result_files.append(results)
     if result_files:
         from conformance.reporting.matrix import write_reports
 
-        preface = ["| source | status | outcomes |", "|---|---|---|",
-                   *(f"| torchrl {label} | {status} | {summary} |"
-                     for label, status, summary in outcomes)]
+        preface = ["| source | verdict | outcomes |", "|---|---|---|",
+                   *(f"| torchrl {label} | {text.replace('|', '/')} | {summary} |"
+                     for label, text, summary in table)]
         for path in write_reports(result_files, args.reports_dir, stem="upstream",
                                   title="TorchRL conformance by release", preface=preface):
             log(f"wrote {path}")
     log(f"total wall time {time.time() - started:.0f} s")
-    return 1 if unexpected_total else 0
+    for label, text, _ in table:
+        if not text.startswith("conformant"):
+            print(f"torchrl {label}: {text}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

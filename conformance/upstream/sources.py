@@ -15,6 +15,7 @@ built for it) and torch 2.13.0, a small CPU build, for older releases, which imp
 from __future__ import annotations
 
 import re
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,10 +57,17 @@ class Source:
     install: list[str] = field(default_factory=list)  # pip requirements / files, --no-deps
     path: Path | None = None  # checkout directory put on PYTHONPATH
     ref: str | None = None
+    commit: str | None = None  # a git ref's resolved commit
 
     @property
     def label(self) -> str:
-        return self.version if self.kind in ("release", "wheel") else f"{self.version}+{self.kind}"
+        """The column (and results file) name: a git ref by its commit, so two refs of one
+        version, or a ref before and after it moved, never share one."""
+        if self.kind in ("release", "wheel"):
+            return self.version
+        if self.kind == "git" and self.commit:
+            return f"{self.version}+git.{self.commit[:7]}"
+        return f"{self.version}+{self.kind}"
 
     @property
     def tensordict(self) -> str:
@@ -73,9 +81,24 @@ class Source:
 
 def _checkout_version(path: Path) -> str:
     version_file = path / "version.txt"
-    if version_file.is_file():
-        return version_file.read_text().strip()
-    raise SourceError(f"{path} has no version.txt: is it a pytorch/rl checkout?")
+    if not version_file.is_file():
+        raise SourceError(f"{path} has no version.txt: is it a pytorch/rl checkout?")
+    if not (path / "torchrl" / "__init__.py").is_file():
+        # without this, `import torchrl` would silently find the base environment's torchrl
+        raise SourceError(f"{path} has no torchrl/__init__.py: is it a pytorch/rl checkout?")
+    version = version_file.read_text(encoding="utf-8", errors="replace").strip()
+    if not re.match(r"^\d+\.\d+", version):
+        raise SourceError(f"{version_file} says {version[:40]!r}, not a version such as 0.14.0")
+    return version
+
+
+def _check_wheel(path: Path, argument: str) -> None:
+    """A wheel is a zip archive with a .dist-info/METADATA: checked before pip sees it."""
+    if not zipfile.is_zipfile(path):
+        raise SourceError(f"{argument} is not a wheel: not a zip archive")
+    with zipfile.ZipFile(path) as archive:
+        if not any(name.endswith(".dist-info/METADATA") for name in archive.namelist()):
+            raise SourceError(f"{argument} is not a wheel: no .dist-info/METADATA inside")
 
 
 def parse(argument: str) -> Source:
@@ -93,6 +116,7 @@ def parse(argument: str) -> Source:
             raise SourceError(f"{argument!r} is not a torchrl wheel file name")
         if not path.is_file():
             raise SourceError(f"no such wheel file: {argument}")
+        _check_wheel(path, argument)
         return Source(argument, "wheel", match.group(1), [str(path.resolve())])
     if path.is_dir():
         return Source(argument, "checkout", _checkout_version(path), path=path.resolve())

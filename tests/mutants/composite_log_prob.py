@@ -139,6 +139,18 @@ class UnnormalisedLogits(_PureTorch):
         return logits.gather(-1, action.long().unsqueeze(-1)).squeeze(-1)
 
 
+class EmptySingleCategory(_PureTorch):
+    """A one-category head's log-prob returned as an empty tensor: every element of it is 0,
+    so an ``all(lp == 0)`` check passes vacuously."""
+
+    def _score(self, heads, actions, sample_ndim):
+        per_head, agg = super()._score(heads, actions, sample_ndim)
+        for h, head in heads.items():
+            if head.kind == "categorical" and head.params["logits"].shape[-1] == 1:
+                per_head[h] = per_head[h].new_zeros((0,))
+        return per_head, agg
+
+
 def _impl(name, area):
     return implementation(name, composite_log_prob=area)
 
@@ -148,3 +160,4 @@ MEAN_INSTEAD_OF_SUM = _impl("mean-instead-of-sum", MeanInsteadOfSum())
 DROPS_LAST_HEAD = _impl("drops-last-head", DropsLastHead())
 SAMPLE_NDIM_AGGREGATION = _impl("sample-ndim-aggregation", SampleNdimAggregation())
 UNNORMALISED_LOGITS = _impl("unnormalised-logits", UnnormalisedLogits())
+EMPTY_SINGLE_CATEGORY = _impl("empty-single-category", EmptySingleCategory())

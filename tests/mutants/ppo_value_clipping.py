@@ -56,6 +56,13 @@ class WrongClipFraction(_Mutant):
         return loss, ((v / old - 1).abs() > c).double().mean()
 
 
+class RaisesEverywhere(_Mutant):
+    """Raises ValueError on every call: "rejects a negative clip_value" without computing any."""
+
+    def critic_loss(self, **kwargs):
+        raise ValueError("not implemented")
+
+
 def _impl(name, area):
     return implementation(name, ppo_value_clipping=area)
 
@@ -63,3 +70,4 @@ def _impl(name, area):
 CLIPPED_ONLY = _impl("clipped-only", ClippedOnly())
 MIN_INSTEAD_OF_MAX = _impl("min-instead-of-max", MinInsteadOfMax())
 WRONG_CLIP_FRACTION = _impl("wrong-clip-fraction", WrongClipFraction())
+RAISES_EVERYWHERE = _impl("raises-everywhere", RaisesEverywhere())

@@ -1,0 +1,43 @@
+"""The interface: each area an implementation provides satisfies its protocol.
+
+``conformance/interface.py`` declares, per area, the calls the specs make. Before any spec of an
+area runs, its object is checked against that protocol (every method present and callable, every
+parameter the specs pass accepted, every declared attribute present): an implementation that falls
+short gets one failure here naming the area and what is missing, and that area's other specs
+report NOT TESTED instead of failing with an AttributeError deep inside each of them.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance._assertions import message
+from conformance.areas import AREAS, NUMBER
+from conformance.conftest import area_status
+from conformance.interface import PROTOCOLS, PrioritizedBuffer
+from conformance.interface_check import describe, problems
+
+
+def _fail_if(found: list[str], impl, area: str, protocol: type) -> None:
+    __tracebackhide__ = True
+    if found:
+        raise AssertionError(message(
+            f"{impl.id}'s {area} area (§{NUMBER[area]} {AREAS[area]}) does not satisfy "
+            f"conformance.interface.{protocol.__name__}",
+            params={"implementation": impl.id, "area": area},
+            expected=describe(protocol), actual="; ".join(found)))
+
+
+@pytest.mark.parametrize("area", list(AREAS), ids=lambda a: f"area={a}")
+def test_area_satisfies_its_protocol(impl, area, request):
+    status = area_status(request, impl, area)
+    _fail_if(status.problems, impl, area, PROTOCOLS[area])
+
+
+def test_prioritized_buffer_satisfies_its_protocol(impl, request):
+    """The buffer that ``prioritized_replay.buffer(...)`` returns is an interface object too."""
+    status = area_status(request, impl, "prioritized_replay")
+    if status.problems:
+        pytest.skip("the area itself does not satisfy its protocol (see the test above)")
+    buffer = status.obj.buffer(capacity=4, alpha=0.6, beta=0.4, eps=1e-3)
+    _fail_if(problems(buffer, PrioritizedBuffer), impl, "prioritized_replay", PrioritizedBuffer)

@@ -1,0 +1,75 @@
+"""The project's modules form no import cycle, and the layers stay apart: oracles never import
+the code under test, benchmarks never pull in the pytest plugin."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("conformance", "impls", "benchmarks")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, package: str) -> set[str]:
+    """Project modules imported at module level (imports inside functions are lazy on purpose)."""
+    found = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found |= {f"{node.module}.{a.name}" for a in node.names}
+    return {m for m in found if m.split(".")[0] in PACKAGES}
+
+
+def _graph() -> dict[str, set[str]]:
+    files = [p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")]
+    names = {_module_name(p): p for p in files}
+    graph = {}
+    for name, path in names.items():
+        graph[name] = {m for m in _imports(path, name) if m in names and m != name}
+    return graph
+
+
+def test_no_import_cycle():
+    graph = _graph()
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node):
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycle = stack[stack.index(nxt):] + [nxt]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+
+
+def test_oracles_import_neither_impls_nor_libraries_under_test():
+    for path in (ROOT / "conformance" / "oracles").glob("*.py"):
+        text = path.read_text()
+        for forbidden in ("import impls", "from impls", "import torchrl", "from torchrl"):
+            assert forbidden not in text, f"{path.name}: {forbidden}"
+
+
+def test_benchmarks_load_no_pytest_plugin():
+    code = ("import sys, benchmarks.run; "
+            "print(sorted(m for m in sys.modules if m.startswith(('conformance.plugin', '_pytest'))))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]", out

@@ -1,0 +1,61 @@
+"""A partial run (filtered, interrupted, results elsewhere) never passes for the full report."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from tests.conftest import ROOT, run_suite
+
+PPO = "conformance/test_ppo_value_clipping.py"
+
+
+def test_filtered_run_says_partial_in_results_and_report(suite, tmp_path):
+    run = suite(PPO, "--impl", "reference", "-k", "counterexample")
+    assert run.returncode == 0, run.output[-2000:]
+    assert run.results["partial"] == "filtered with -k 'counterexample'; selected: " + PPO
+    md = (tmp_path / "conformance.md").read_text()
+    assert "PARTIAL RUN — not a conformance verdict" in md and "conformant to expectations" in md
+
+
+def test_results_elsewhere_get_their_own_report(tmp_path):
+    target = tmp_path / "x.json"
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", PPO, "--impl",
+           "reference", "-k", "counterexample", "--results", str(target)]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.csv", "x.html", "x.json", "x.md"]
+
+
+def test_results_directory_is_a_usage_error_before_any_test(suite, tmp_path):
+    run = run_suite(tmp_path, PPO, "--impl", "reference", "--results", str(tmp_path))
+    assert run.returncode == 4, run.output[-2000:]
+    assert f"--results {tmp_path}: is a directory" in run.output
+    assert " passed" not in run.output
+
+
+def test_interrupted_run_keeps_what_ran_and_says_so(tmp_path):
+    """Ctrl-C in the middle of a run: the tests that finished are kept, marked partial."""
+    results = tmp_path / "results.json"
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-v", PPO, "--impl",
+           "reference,tests.mutants.hangs:SLEEPS", "--results", str(results)]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    lines = []
+    deadline = time.monotonic() + 300
+    for line in proc.stdout:  # the reference passes a test, then a sleeping test is under way
+        lines.append(line)
+        if "PASSED" in line or time.monotonic() > deadline:
+            break
+    time.sleep(1)
+    proc.send_signal(signal.SIGINT)
+    out = proc.communicate(timeout=120)[0]
+    assert proc.returncode == 2, "".join(lines) + out
+    document = json.loads(results.read_text())
+    assert document["partial"].startswith("interrupted"), document["partial"]
+    assert document["rows"], "the tests that finished before Ctrl-C were lost"
+    assert "PARTIAL RUN" in (tmp_path / "conformance.md").read_text()
