@@ -36,7 +36,8 @@ class SquashedGaussianMode:
             dist = self.dist_cls(dim).proba_distribution(loc, torch.log(scale))
         return _Squashed(dist, low, high)
 
-    def mode(self, squashed: _Squashed) -> torch.Tensor:
+    def mode(self, dist: _Squashed) -> torch.Tensor:
+        squashed = dist
         with quiet():
             action = squashed.dist.mode()
         if (squashed.low, squashed.high) == (-1.0, 1.0):

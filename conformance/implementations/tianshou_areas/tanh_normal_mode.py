@@ -53,7 +53,8 @@ class SACPolicyMode:
         batch = self.batch_cls(obs=np.zeros((loc2.shape[0], 1)), info={})
         return _Made(policy, shape, batch)
 
-    def mode(self, made: _Made) -> torch.Tensor:
+    def mode(self, dist: _Made) -> torch.Tensor:
+        made = dist
         with quiet(), torch.no_grad():
             act = made.policy(made.batch).act
             low, high = made.policy.action_space.low, made.policy.action_space.high
