@@ -8,7 +8,7 @@ Builds (or reuses) one layer per library (``conformance.libraries.layers``) unde
 (the stack's) python and once per library with its layer's python (``--impl <name>``; the
 library's expectations file applies automatically), and writes ``reports/libraries.{md,html,
 csv}`` from the results files in ``reports/libraries/``. A library whose layer cannot be built
-still gets its column: every spec "cannot be tested here: <why>". ``TORCHRL_CONFORMANCE_
+still gets its column: every spec "NOT TESTED: <why>" (and the run fails). ``TORCHRL_CONFORMANCE_
 LIBRARIES=cpprb,sb3`` limits the libraries. Each library's adapter self-tests
 (``tests/libraries/test_<name>.py``: the real code path, a mutant) run in its layer too. The exit
 status is non-zero when any run had an unexpected result (a failure not listed in the library's
@@ -92,7 +92,7 @@ def main(argv: list[str]) -> int:
         layer = layers.build(library, root)
         path = out / f"{library.name}.json"
         if layer.problem:
-            print(f"{library.name}: cannot be tested here: {layer.problem}", flush=True)
+            print(f"{library.name}: NOT TESTED: {layer.problem}", flush=True)
             env = {FORCE_UNTESTABLE.format(library.name.upper()): layer.problem}
             statuses[library.name] = _pytest(sys.executable, library.name, path, argv, env)
         else:
