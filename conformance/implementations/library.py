@@ -2,8 +2,8 @@
 
 Each library adapter (``sb3.py``, ``tianshou.py``, ``cpprb.py``, ``skrl.py``) names the PyPI
 distribution and the import that must work; its areas live in ``<name>_areas/<area>.py``. A
-library that is not installed or does not import here makes every one of its specs "cannot be
-tested here: <reason>" (``nox -s libraries`` installs each library in its own layer over the
+library that is not installed or does not import here raises ``Untestable`` for every area, so
+the suite reports it NOT TESTED with the reason (``nox -s libraries`` installs each library in its own layer over the
 shared stack environment, so a plain ``nox -s conformance`` environment usually lacks them).
 """
 
