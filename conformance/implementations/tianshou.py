@@ -1,0 +1,13 @@
+"""Tianshou (https://github.com/thu-ml/tianshou), seen through the interface.
+
+Areas: §5 ``PrioritizedReplayBuffer`` (``tianshou_areas/prioritized_replay.py``), §1 the
+deterministic action of its SAC policy (``tianshou_areas/tanh_normal_mode.py``) and §4 PPO's
+value clipping (``tianshou_areas/ppo_value_clipping.py``). Tianshou has no composite (dict-action)
+distribution: §2 does not apply. Its SAC (§3) is not adapted yet (its module says why).
+"""
+
+from __future__ import annotations
+
+from conformance.implementations.library import library_adapter
+
+IMPLEMENTATION = library_adapter("tianshou", "tianshou", "tianshou")

@@ -1,0 +1,1 @@
+"""Running the suite on other RL libraries: one install layer each over the shared stack."""
