@@ -27,26 +27,34 @@ def _call_form(name: str, fn) -> str:
 
 
 def _signature_problems(name: str, wanted, got) -> list[str]:
+    """The specs pass the protocol's positional parameters by position (any name will do) and
+    its keyword-only parameters by name."""
     try:
         have = inspect.signature(got)
     except (TypeError, ValueError):  # a builtin or C callable: nothing to read, nothing to claim
         return []
-    params = have.parameters
-    var_kw = any(p.kind is p.VAR_KEYWORD for p in params.values())
-    var_pos = any(p.kind is p.VAR_POSITIONAL for p in params.values())
+    params = list(have.parameters.values())
+    var_kw = any(p.kind is p.VAR_KEYWORD for p in params)
+    var_pos = any(p.kind is p.VAR_POSITIONAL for p in params)
     wanted_params = list(inspect.signature(wanted).parameters.values())[1:]
+    positional = [p for p in wanted_params if p.kind is not p.KEYWORD_ONLY]
+    keywords = [p for p in wanted_params if p.kind is p.KEYWORD_ONLY]
+    takes_position = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     out = []
-    for p in wanted_params:
-        mine = params.get(p.name)
-        if p.kind is p.KEYWORD_ONLY:
-            ok = (mine is not None and mine.kind in (mine.KEYWORD_ONLY, mine.POSITIONAL_OR_KEYWORD)) or var_kw
-            if not ok:
-                out.append(f"{name}() does not accept keyword {p.name!r}")
-        elif mine is None and not (var_pos or var_kw):
-            out.append(f"{name}() does not accept argument {p.name!r}")
-    names = {p.name for p in wanted_params}
-    for p in params.values():
-        if p.kind not in _VAR and p.default is p.empty and p.name not in names:
+    if len(takes_position) < len(positional) and not var_pos:
+        out.append(f"{name}() takes {len(takes_position)} positional argument(s), the suite "
+                   f"passes {len(positional)} ({', '.join(p.name for p in positional)})")
+    by_name = {p.name: p for p in params}
+    for p in keywords:
+        mine = by_name.get(p.name)
+        if not ((mine is not None and mine.kind in (mine.KEYWORD_ONLY, mine.POSITIONAL_OR_KEYWORD))
+                or var_kw):
+            out.append(f"{name}() does not accept keyword {p.name!r}")
+    passed_by_position = {p.name for p in takes_position[:len(positional)]}
+    passed_by_name = {p.name for p in keywords}
+    for p in params:
+        if (p.kind not in _VAR and p.default is p.empty
+                and p.name not in passed_by_position | passed_by_name):
             out.append(f"{name}() requires {p.name!r}, which the suite never passes")
     return out
 

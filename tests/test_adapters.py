@@ -37,7 +37,8 @@ def test_failing_precondition_makes_every_area_untestable():
         _ = adapter.ppo_value_clipping
 
 
-def test_untestable_is_reported_as_cannot_be_tested_here(suite, tmp_path):
+def test_implementation_that_does_not_load_is_not_tested(suite, tmp_path):
+    """Every area untestable: nothing was tested, and a gate must not go green on that."""
     module = tmp_path / "broken_impl.py"
     module.write_text(
         "from conformance.implementations.adapter import LazyAdapter\n"
@@ -46,10 +47,10 @@ def test_untestable_is_reported_as_cannot_be_tested_here(suite, tmp_path):
         "IMPL = LazyAdapter('broken', '0', 'conformance.implementations.torchrl_areas', precondition=_fail)\n")
     run = suite("conformance/test_ppo_value_clipping.py", "--impl", "broken_impl:IMPL",
                        "-k", "counterexample", env={"PYTHONPATH": str(tmp_path)})
-    assert run.returncode == 0, run.output  # nothing passed, nothing failed
+    assert run.returncode == 1, run.output
     (row,) = run.rows()
-    assert row["outcome"] == "untestable"
-    assert row["message"].startswith("cannot be tested here: C++ extension does not load")
+    assert row["outcome"] == "not tested" and row["expected"] is False
+    assert row["message"] == "NOT TESTED: IMPL: C++ extension does not load (ABI)"
 
 
 def test_torchrl_adapter_picks_the_coefficient_name_of_the_release():

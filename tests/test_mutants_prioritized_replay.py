@@ -59,10 +59,11 @@ def test_the_bug_free_harness_passes(suite_run):
         (r["nodeid"], r["outcome"], r["message"][:300]) for r in rows if r["outcome"] != "pass"]
 
 
-def test_missing_cpp_extension_is_untestable_on_every_spec(suite_run):
+def test_missing_cpp_extension_is_not_tested_on_every_spec(suite_run):
+    """Its only area cannot load: nothing of it is tested, every spec says why, none passes."""
     rows = suite_run.rows(implementation="NO_EXTENSION")
     assert rows, suite_run.output[-3000:]
-    bad = [(r["nodeid"], r["outcome"]) for r in rows if r["outcome"] != "untestable"]
+    bad = [(r["nodeid"], r["outcome"]) for r in rows if r["outcome"] != "not tested"]
     assert not bad, bad
     assert all("SumSegmentTreeFp32" in r["message"] for r in rows), rows[0]["message"]
     # the mutants' failures make the run fail; nothing crashed (results written for all)
