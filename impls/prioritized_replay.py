@@ -26,7 +26,10 @@ Differences from ``torchrl.data.PrioritizedSampler`` (0.14.1), all intended:
 - A repeated index in one ``update_priority`` call takes its last priority.
 - Changing ``alpha`` rebuilds the sums from the raw priorities in one O(capacity) pass (every
   weight changes, so nothing cheaper exists), also away from ``alpha == 0``.
-- ``state_dict`` stores raw priorities, not tree objects; ``load_state_dict`` rebuilds the tree.
+- ``state_dict`` stores raw priorities (plus TorchRL's tree objects, so that either class loads
+  the other's checkpoints: ``impls.replay_checkpoint``); ``load_state_dict`` rebuilds the tree.
+- Draws follow TorchRL's random stream (numpy's global generator, or the buffer's generator):
+  same seeds and priorities give the same samples, up to rounding at item boundaries.
 """
 
 from __future__ import annotations
@@ -36,9 +39,11 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from torchrl.data import PrioritizedSampler as _TorchRLPrioritizedSampler
 
+from impls import replay_checkpoint as checkpoint
 from impls.segment_tree import SegmentTree, _Channel
 
 _EMPTY_STORAGE_ERROR = "Cannot sample from an empty storage."
@@ -192,8 +197,14 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         return d
 
     @property
-    def default_priority(self) -> torch.Tensor:
-        """The raw priority a new item gets (0-d float64 tensor on the tree device)."""
+    def default_priority(self) -> float | torch.Tensor:
+        """The raw priority a new item gets: a float, as upstream (``TensorDictReplayBuffer``
+        feeds it to ``torch.tensor``, which warns on a tensor), or a 0-d tensor on an
+        accelerator, where a float would cost a host sync."""
+        d = self._default_tensor()
+        return float(d) if d.device.type == "cpu" else d
+
+    def _default_tensor(self) -> torch.Tensor:
         m = self._stored_max() if self._max_priority_within_buffer else self._historical
         return self._default_from(m)
 
@@ -295,7 +306,7 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
             gone = torch.tensor([[0.0], [math.inf], [math.inf]], dtype=torch.float64,
                                 device=self.device).expand(3, index.numel())
             self._tree.set(index, gone, path)
-        default = self.default_priority
+        default = self._default_tensor()
         self._write(index, default, path)
         if not self._max_priority_within_buffer:
             self._seen(default)
@@ -316,18 +327,17 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
             total, p_min, _ = self._tree.levels[-1][:, 0].tolist()
             if not total > 0:
                 raise RuntimeError("non-positive p_sum")
-            mass = torch.empty(batch_size, dtype=torch.float64).uniform_(0.0, total,
-                                                                       generator=rng)
+            mass = _uniform_mass(batch_size, total, rng)
             index, q = self._tree._scan(mass, _Q)
             # (q / q_min) ** -beta with q_min = (p_min + eps) ** alpha, as q^-beta * q_min^beta
             weight = q.pow(-self._beta).mul_((p_min + self._eps) ** (self._alpha * self._beta))
         else:  # no host sync
-            if rng is None:
-                u = torch.rand(batch_size, dtype=torch.float64, device=self.device)
-            else:
-                u = torch.rand(batch_size, dtype=torch.float64, device=rng.device, generator=rng)
+            # float32 draws from the generator, as upstream's CUDA path, so that a seeded
+            # generator yields the same stream
+            generator_device = self.device if rng is None else rng.device
+            u = torch.rand(batch_size, device=generator_device, generator=rng)
             root = self._tree.root
-            index, q = self._tree._scan(u.to(self.device).mul_(root[_Q]), _Q)
+            index, q = self._tree._scan(u.to(self.device, torch.float64).mul_(root[_Q]), _Q)
             weight = (q / self._transform(root[_P])).pow_(-self._beta)
         weight = weight.to(self.dtype)
         if storage.ndim > 1:
@@ -335,11 +345,17 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         return index, {"priority_weight": weight}
 
     # ----------------------------------------------------------------------- checkpoints
+    def _written(self) -> torch.Tensor:
+        return torch.isfinite(self._raw_priority)
+
     def state_dict(self) -> dict[str, Any]:
+        """Raw priorities (the reference's own entries) plus TorchRL's ``_sum_tree`` /
+        ``_min_tree`` objects, so that ``torchrl.data.PrioritizedSampler.load_state_dict``
+        restores the same sampling law (see ``impls.replay_checkpoint``)."""
         raw = self._raw_priority.clone()
         raw[torch.isinf(raw)] = math.nan
         m = self._max_priority[0]
-        return {
+        state = {
             "_schema_version": self._STATE_SCHEMA_VERSION,
             "_alpha": self._alpha,
             "_beta": self._beta,
@@ -351,12 +367,21 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
             "_historical_max": float(self._historical),
             "_raw_priority": raw.cpu(),
         }
+        trees = checkpoint.torchrl_trees(self._tree.leaves[_Q], self._written(), self.dtype)
+        if trees is not None:
+            state["_sum_tree"], state["_min_tree"] = trees
+        return state
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore a reference ``state_dict``, or a TorchRL sampler's (priorities recovered
+        from its trees)."""
         if "_raw_priority" not in state_dict:
-            raise KeyError(
-                "this state_dict holds no raw priorities (a torchrl C++-tree sampler's "
-                "state?); impls.PrioritizedSampler restores only its own state_dict")
+            if "_sum_tree" not in state_dict:
+                raise KeyError(
+                    "this state_dict is neither a reference PrioritizedSampler's "
+                    "(_raw_priority) nor a TorchRL one's (_sum_tree); keys: "
+                    f"{sorted(state_dict)}")
+            state_dict = checkpoint.raw_from_torchrl_state(state_dict, self._max_capacity)
         raw = state_dict["_raw_priority"].to(device=self.device, dtype=torch.float64)
         if raw.numel() != self._max_capacity:
             raise RuntimeError(f"capacity of the state ({raw.numel()}) differs from "
@@ -377,23 +402,44 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         self._retransform()
 
     def dumps(self, path) -> None:
+        """Write ``raw_priority.pt`` and, for TorchRL's ``loads``, ``sumtree.memmap`` /
+        ``mintree.memmap``, with one ``sampler_metadata.json`` read by both."""
         path = Path(path).absolute()
         path.mkdir(parents=True, exist_ok=True)
         state = self.state_dict()
+        state.pop("_sum_tree", None)
+        state.pop("_min_tree", None)
         torch.save(state.pop("_raw_priority"), path / "raw_priority.pt")
+        checkpoint.write_torchrl_files(path, self._tree.leaves[_Q], self._written(), self.dtype)
         state["_max_capacity"] = self._max_capacity
         with open(path / "sampler_metadata.json", "w") as file:
             json.dump(state, file)
 
     def loads(self, path) -> None:
+        """Restore what ``dumps`` wrote, or what TorchRL's sampler ``dumps`` wrote."""
         path = Path(path).absolute()
         with open(path / "sampler_metadata.json") as file:
             state = json.load(file)
         if state["_max_capacity"] != self._max_capacity:
             raise RuntimeError(f"max capacity of loaded metadata ({state['_max_capacity']}) "
                                f"differs from self._max_capacity ({self._max_capacity}).")
-        state["_raw_priority"] = torch.load(path / "raw_priority.pt", weights_only=True)
+        if (path / "raw_priority.pt").exists():
+            state["_raw_priority"] = torch.load(path / "raw_priority.pt", weights_only=True)
+        else:
+            state = checkpoint.read_torchrl_files(path, state)
         self.load_state_dict(state)
+
+
+def _uniform_mass(batch_size: int, total: float, rng) -> torch.Tensor:
+    """``batch_size`` masses uniform on ``[0, total)``, drawn from the same random stream as
+    ``torchrl.data.PrioritizedSampler`` on CPU: numpy's global generator when the buffer has no
+    generator of its own (``np.random.uniform``), else float32 draws of the buffer's torch
+    generator scaled by the total. With the same seeds and the same priorities, both samplers
+    therefore draw the same masses; they pick the same items unless a mass falls within
+    rounding of a boundary between two items (TorchRL's float32 trees vs float64 here)."""
+    if rng is None:
+        return torch.from_numpy(np.random.uniform(0.0, total, size=batch_size))
+    return torch.rand(batch_size, generator=rng).to(torch.float64).mul_(total)
 
 
 def _unravel(index: torch.Tensor, shape: tuple[int, ...]) -> tuple[torch.Tensor, ...]:
