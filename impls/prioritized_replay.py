@@ -4,16 +4,21 @@ No C++ extension: the segment tree (``impls.segment_tree``) is torch tensors, so
 runs on any torch build, on CPU or CUDA (``device=``); every operation is a fixed number of
 vectorised tensor ops per tree level, batched over the indices or draws.
 
-The sampler keeps one tree with three channels over the same leaves, so that one gather and one
-scatter per level serve all three:
+The sampler keeps one tree with four channels over the same leaves, so that one gather and one
+scatter per level serve all four (the three min channels are reduced by one op):
 
 - ``q = (p + eps) ** alpha``, reduced by sum: the sampling law;
-- ``p`` and ``-p`` (raw priorities), reduced by min: the smallest priority (importance weights)
-  and the largest one (the default priority: the negated-min-tree idea of pytorch/rl#2210).
-  Raw priorities are kept exactly, so the maximum never has to be recovered by inverting ``q``
-  (impossible at ``alpha == 0``) and changing ``alpha`` re-transforms exactly.
+- ``p`` and ``-p`` (raw priorities), reduced by min: the smallest priority and the largest one
+  (the default priority: the negated-min-tree idea of pytorch/rl#2210). Raw priorities are kept
+  exactly, so the maximum never has to be recovered by inverting ``q`` (impossible at
+  ``alpha == 0``) and changing ``alpha`` re-transforms exactly;
+- ``q`` again, reduced by min: the normaliser of the importance weights.
 
-Everything is float64; the importance weights are returned in ``dtype`` (float32 by default).
+The tree is float64. ``q`` is computed as TorchRL computes it, in the dtype the priorities come
+in (``torch.pow(priority + eps, alpha)``), and the weights as ``(q / q_min) ** -beta`` in
+``dtype``, so that with float64 trees on both sides (``dtype=torch.float64``) the two samplers
+agree draw for draw and weight for weight; against TorchRL's float32 trees they agree up to
+float32 rounding of the sums at item boundaries.
 
 Differences from ``torchrl.data.PrioritizedSampler`` (0.14.1), all intended:
 
@@ -49,7 +54,7 @@ from impls.segment_tree import SegmentTree, _Channel
 _EMPTY_STORAGE_ERROR = "Cannot sample from an empty storage."
 
 
-_Q, _P, _NEG_P = 0, 1, 2  # channels of the sampler's tree
+_Q, _P, _NEG_P, _Q_MIN = 0, 1, 2, 3  # channels of the sampler's tree
 
 
 class PrioritizedSampler(_TorchRLPrioritizedSampler):
@@ -116,10 +121,12 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
     # ------------------------------------------------------------------------------- state
     def _init(self) -> None:
         device = self._device or torch.device("cpu")
-        self._tree = SegmentTree(self._max_capacity, ("sum", "min", "min"), device=device)
+        self._tree = SegmentTree(self._max_capacity, ("sum", "min", "min", "min"),
+                                 device=device)
         self._sum_tree = _Channel(self._tree, _Q)
         self._historical = torch.tensor(-math.inf, dtype=torch.float64, device=device)
-        self._signs = torch.tensor([[1.0], [1.0], [-1.0]], dtype=torch.float64, device=device)
+        self._signs = torch.tensor([[1.0], [1.0], [-1.0], [1.0]], dtype=torch.float64,
+                                   device=device)
         # scratch for finding repeated indices in O(batch) (only entries just written are read)
         self._last_position = torch.zeros(self._max_capacity, dtype=torch.long, device=device)
         self._positions = torch.arange(self._max_capacity, device=device)
@@ -176,6 +183,7 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         written = torch.isfinite(raw)
         q = self._transform(torch.where(written, raw, torch.zeros_like(raw)))
         self._tree.leaves[_Q] = torch.where(written, q, torch.zeros_like(q))
+        self._tree.leaves[_Q_MIN] = torch.where(written, q, torch.full_like(q, math.inf))
         self._tree.rebuild()
 
     def _transform(self, raw: torch.Tensor) -> torch.Tensor:
@@ -252,10 +260,12 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
 
     # ------------------------------------------------------------------------ updates
     def _write(self, index: torch.Tensor, raw: torch.Tensor, path=None) -> None:
-        # channels (q, p, -p) in one op (promoting to float64), then q in place
+        # channels (p, p, -p, p) in one op (promoting to float64), then q in the q channels
         leaves = (raw if raw.ndim else raw.expand(index.shape)) * self._signs
-        q = leaves.select(0, _Q).add_(self._eps)
-        torch.pow(q, self._alpha, out=q)
+        # q in the priorities' own dtype, as upstream (integers as torch.as_tensor(float) would)
+        given = raw if raw.is_floating_point() else raw.to(torch.get_default_dtype())
+        q = torch.pow(given + self._eps, self._alpha)
+        leaves[_Q::_Q_MIN].copy_(q)
         self._tree.set(index, leaves, path)
 
     def _seen(self, raw_max: torch.Tensor) -> None:
@@ -303,10 +313,11 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         path = self._tree.path(index)
         if self._max_priority_within_buffer:
             # the replaced items leave the buffer before the new ones get their priority
-            gone = torch.tensor([[0.0], [math.inf], [math.inf]], dtype=torch.float64,
-                                device=self.device).expand(3, index.numel())
+            gone = torch.tensor([[0.0], [math.inf], [math.inf], [math.inf]], dtype=torch.float64,
+                                device=self.device).expand(4, index.numel())
             self._tree.set(index, gone, path)
-        default = self._default_tensor()
+        # as upstream's torch.as_tensor(default_priority): the default dtype
+        default = self._default_tensor().to(torch.get_default_dtype())
         self._write(index, default, path)
         if not self._max_priority_within_buffer:
             self._seen(default)
@@ -324,13 +335,13 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
             raise RuntimeError(_EMPTY_STORAGE_ERROR)
         rng = self._rng
         if self.device.type == "cpu" and (rng is None or rng.device.type == "cpu"):
-            total, p_min, _ = self._tree.levels[-1][:, 0].tolist()
+            total, _, _, q_min = self._tree.levels[-1][:, 0].tolist()
             if not total > 0:
                 raise RuntimeError("non-positive p_sum")
             mass = _uniform_mass(batch_size, total, rng)
             index, q = self._tree._scan(mass, _Q)
-            # (q / q_min) ** -beta with q_min = (p_min + eps) ** alpha, as q^-beta * q_min^beta
-            weight = q.pow(-self._beta).mul_((p_min + self._eps) ** (self._alpha * self._beta))
+            # upstream's formula and dtype, so that equal q give bitwise-equal weights
+            weight = torch.pow(q.to(self.dtype) / q_min, -self._beta)
         else:  # no host sync
             # float32 draws from the generator, as upstream's CUDA path, so that a seeded
             # generator yields the same stream
@@ -338,8 +349,7 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
             u = torch.rand(batch_size, device=generator_device, generator=rng)
             root = self._tree.root
             index, q = self._tree._scan(u.to(self.device, torch.float64).mul_(root[_Q]), _Q)
-            weight = (q / self._transform(root[_P])).pow_(-self._beta)
-        weight = weight.to(self.dtype)
+            weight = (q / root[_Q_MIN]).pow_(-self._beta).to(self.dtype)
         if storage.ndim > 1:
             index = _unravel(index, tuple(storage.shape))
         return index, {"priority_weight": weight}
@@ -366,6 +376,8 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
             "_max_priority": (None if m is None else float(m), None),
             "_historical_max": float(self._historical),
             "_raw_priority": raw.cpu(),
+            # q as computed at write time (in the priorities' dtype): restored as is
+            "_q": torch.where(torch.isfinite(raw), self._tree.leaves[_Q], math.nan).cpu(),
         }
         trees = checkpoint.torchrl_trees(self._tree.leaves[_Q], self._written(), self.dtype)
         if trees is not None:
@@ -394,12 +406,19 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         self._max_priority_within_buffer = state_dict.get(
             "_max_priority_within_buffer", self._max_priority_within_buffer)
         empty = torch.isnan(raw)
-        gone = torch.full_like(raw, math.inf)  # the neutral element of both min channels
+        gone = torch.full_like(raw, math.inf)  # the neutral element of the min channels
         self._tree.leaves[_P] = torch.where(empty, gone, raw)
         self._tree.leaves[_NEG_P] = torch.where(empty, gone, -raw)
         self._historical = torch.tensor(float(state_dict["_historical_max"]),
                                         dtype=torch.float64, device=self.device)
-        self._retransform()
+        q = state_dict.get("_q")
+        if q is None:
+            self._retransform()
+            return
+        q = q.to(device=self.device, dtype=torch.float64)
+        self._tree.leaves[_Q] = torch.where(empty, torch.zeros_like(q), q)
+        self._tree.leaves[_Q_MIN] = torch.where(empty, gone, q)
+        self._tree.rebuild()
 
     def dumps(self, path) -> None:
         """Write ``raw_priority.pt`` and, for TorchRL's ``loads``, ``sumtree.memmap`` /
@@ -410,6 +429,7 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         state.pop("_sum_tree", None)
         state.pop("_min_tree", None)
         torch.save(state.pop("_raw_priority"), path / "raw_priority.pt")
+        state.pop("_q")  # sumtree.memmap holds it
         checkpoint.write_torchrl_files(path, self._tree.leaves[_Q], self._written(), self.dtype)
         state["_max_capacity"] = self._max_capacity
         with open(path / "sampler_metadata.json", "w") as file:
@@ -425,6 +445,7 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
                                f"differs from self._max_capacity ({self._max_capacity}).")
         if (path / "raw_priority.pt").exists():
             state["_raw_priority"] = torch.load(path / "raw_priority.pt", weights_only=True)
+            state["_q"] = checkpoint.read_torchrl_files(path, state)["_q"]
         else:
             state = checkpoint.read_torchrl_files(path, state)
         self.load_state_dict(state)

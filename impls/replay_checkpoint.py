@@ -98,8 +98,10 @@ def _reference_state(state: dict, q: torch.Tensor) -> dict:
     alpha, eps = float(state["_alpha"]), float(state["_eps"])
     m = _max_value(state.get("_max_priority"))
     raw = _raw_from_q(q, alpha, eps, m)
+    # q as TorchRL's trees hold it (NaN for empty slots): kept as is, not recomputed
+    q = torch.where(torch.isnan(raw), math.nan, q.to(torch.float64))
     return {"_alpha": alpha, "_beta": float(state["_beta"]), "_eps": eps,
-            "_historical_max": -math.inf if m is None else m, "_raw_priority": raw}
+            "_historical_max": -math.inf if m is None else m, "_raw_priority": raw, "_q": q}
 
 
 def write_torchrl_files(path: Path, q: torch.Tensor, written: torch.Tensor,
