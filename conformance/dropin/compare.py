@@ -45,7 +45,7 @@ def read_junit(path) -> dict[str, Result]:
 def signature(message: str) -> str:
     """The failure message with run-specific details blanked (one line)."""
     line = (message.strip().splitlines() or [""])[0]
-    line = re.sub(r"0x[0-9a-fA-F]+", "0x…", line)
+    line = re.sub(r"0x[0-9a-fA-F]+", "ADDR", line)
     line = re.sub(r"tensor\(.*", "tensor(…)", line)
     line = re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?", "N", line)
     return line[:200]

@@ -20,4 +20,16 @@ class Difference:
     spec: str
 
 
-DOCUMENTED: list[Difference] = []
+DOCUMENTED: list[Difference] = [
+    Difference(
+        title="skip_done_states skips terminated next states, not truncated ones",
+        tests=r"test_sac\.TestDiscreteSAC::test_discrete_sac_terminating\[",
+        message=r"assert False",
+        reason="the test marks random rows done (not terminated) and fills their next "
+               "observation with NaN; a truncated next state is a real state and is "
+               "bootstrapped, so a NaN there gives a NaN loss (upstream masks by done and "
+               "bootstraps truncated transitions from zeros)",
+        spec="conformance/test_sac_done_states.py: truncated but not terminated transitions "
+             "are bootstrapped from the real next state",
+    ),
+]
