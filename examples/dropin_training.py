@@ -77,7 +77,7 @@ def make_actor(env, cls, hidden: int, log_prob: bool):
                               return_log_prob=log_prob)
 
 
-def run_sac(args, c, env) -> list[float]:
+def run_sac(args, c, env) -> list[tuple[float, float]]:
     from torchrl.collectors import Collector
     from torchrl.data import LazyTensorStorage, TensorDictReplayBuffer
     from torchrl.modules import MLP, ValueOperator
@@ -109,12 +109,12 @@ def run_sac(args, c, env) -> list[float]:
             optim.step()
             target.step()
             rb.update_tensordict_priority(sample)
-        returns.append(float(batch["next", "reward"].mean()))
+        returns.append((float(batch["next", "reward"].mean()), float(total)))
     collector.shutdown()
     return returns
 
 
-def run_ppo(args, c, env) -> list[float]:
+def run_ppo(args, c, env) -> list[tuple[float, float]]:
     from torchrl.collectors import Collector
     from torchrl.modules import MLP, ValueOperator
     from torchrl.objectives.value import GAE
@@ -143,7 +143,7 @@ def run_ppo(args, c, env) -> list[float]:
                 optim.zero_grad()
                 total.backward()
                 optim.step()
-        returns.append(float(batch["next", "reward"].mean()))
+        returns.append((float(batch["next", "reward"].mean()), float(total)))
     collector.shutdown()
     return returns
 
@@ -165,7 +165,7 @@ def parse(argv=None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def main(argv=None) -> list[float]:
+def main(argv=None) -> list[tuple[float, float]]:
     args = parse(argv)
     torch.manual_seed(args.seed)
     np.random.seed(args.seed)  # TorchRL's prioritized sampler draws from numpy's generator
@@ -175,7 +175,9 @@ def main(argv=None) -> list[float]:
         warnings.simplefilter("ignore")  # TorchRL's deprecation notices, not ours
         returns = (run_sac if args.algo == "sac" else run_ppo)(args, c, env)
     print(f"{args.algo} {args.impl} seed={args.seed} mean reward per batch: "
-          + " ".join(f"{r:.6f}" for r in returns))
+          + " ".join(f"{r:.6f}" for r, _ in returns))
+    print(f"{args.algo} {args.impl} seed={args.seed} last loss per batch: "
+          + " ".join(f"{loss:.6f}" for _, loss in returns))
     return returns
 
 
