@@ -233,20 +233,25 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
             index = (index * torch.tensor(strides, device=self.device)).sum(-1)
         return index.reshape(-1)
 
-    def _unique(self, index: torch.Tensor, priority: torch.Tensor | None = None):
+    def _unique(self, index: torch.Tensor, priority: torch.Tensor | None = None,
+                with_q: bool = False):
         """Drop the -1 entries (TensorDictMaxValueWriter) and keep the last of repeats, so
-        that every channel gets the same value for a repeated index."""
+        that every channel gets the same value for a repeated index. With ``with_q``, also
+        return ``q`` computed, as upstream does, on the whole vector of valid priorities before
+        repeats are dropped: torch's vectorised pow can differ by one ulp with the length and
+        position of an element, and the same q as upstream's is what makes the weights equal."""
         n = index.numel()
         if n > 1:
             distinct = torch.unique(index)  # sorted
             if distinct.numel() == n and distinct[0].item() >= 0:
-                return index, priority
+                return (index, priority, self._q(priority)) if with_q else (index, priority)
         if bool((index < 0).any()):
             keep = index >= 0
             index = index[keep]
             if priority is not None and priority.ndim:
                 priority = priority[keep]
             n = index.numel()
+        q = self._q(priority) if with_q else None
         if n > 1:
             position = (self._positions[:n] if n <= self._max_capacity
                         else torch.arange(n, device=index.device))
@@ -256,16 +261,21 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
                 index = index[last]
                 if priority is not None and priority.ndim:
                     priority = priority[last]
-        return index, priority
+                    if q is not None:
+                        q = q[last]
+        return (index, priority, q) if with_q else (index, priority)
+
+    def _q(self, priority: torch.Tensor) -> torch.Tensor:
+        """``(p + eps) ** alpha`` in the priorities' own dtype, as upstream (integers as
+        ``torch.as_tensor(float)`` would give them)."""
+        given = priority if priority.is_floating_point() else priority.to(torch.get_default_dtype())
+        return torch.pow(given + self._eps, self._alpha)
 
     # ------------------------------------------------------------------------ updates
-    def _write(self, index: torch.Tensor, raw: torch.Tensor, path=None) -> None:
+    def _write(self, index: torch.Tensor, raw: torch.Tensor, path=None, q=None) -> None:
         # channels (p, p, -p, p) in one op (promoting to float64), then q in the q channels
         leaves = (raw if raw.ndim else raw.expand(index.shape)) * self._signs
-        # q in the priorities' own dtype, as upstream (integers as torch.as_tensor(float) would)
-        given = raw if raw.is_floating_point() else raw.to(torch.get_default_dtype())
-        q = torch.pow(given + self._eps, self._alpha)
-        leaves[_Q::_Q_MIN].copy_(q)
+        leaves[_Q::_Q_MIN].copy_(self._q(raw) if q is None else q)
         self._tree.set(index, leaves, path)
 
     def _seen(self, raw_max: torch.Tensor) -> None:
@@ -279,9 +289,9 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         if (type(index) is torch.Tensor and type(priority) is torch.Tensor  # the usual call
                 and index.ndim == 1 and index.shape == priority.shape
                 and index.dtype == torch.long and index.device == priority.device == device):
-            index, priority = self._unique(index, priority.detach())
+            index, priority, q = self._unique(index, priority.detach(), with_q=True)
             if len(index):
-                self._write(index, priority)
+                self._write(index, priority, q=q)
                 if not self._max_priority_within_buffer:
                     self._seen(priority.max())
             return
@@ -297,10 +307,10 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
                     "indices.") from err
         elif priority.numel() <= 1:
             priority = priority.reshape(())
-        index, priority = self._unique(index, priority)
+        index, priority, q = self._unique(index, priority, with_q=True)
         if index.numel() == 0:
             return
-        self._write(index, priority)
+        self._write(index, priority, q=q)
         if not self._max_priority_within_buffer:
             self._seen(priority.max())
 
