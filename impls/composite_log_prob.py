@@ -248,8 +248,13 @@ class ProbabilisticActor(_TorchRLProbabilisticActor):
                             ([out_keys] if isinstance(out_keys, (str, tuple)) else out_keys)]
                 never = [k for k in declared if k not in written]
                 if never or len(declared) != len(written):
+                    what = f"out_keys declare {never[0] if never else declared!r}, but"
+                    if dist_kwargs.get("name_map") is None:
+                        raise CompositeKeyError(
+                            f"{what} without a name_map the composite distribution writes each "
+                            f"sample at its distribution_map key: {written}; declare those "
+                            "out_keys, or pass a name_map to write the samples elsewhere")
                     raise CompositeKeyError(
-                        f"out_keys declare {never[0] if never else declared!r}, but the composite "
-                        f"distribution writes its samples to {written} (from name_map, or the "
-                        f"distribution_map keys without one); pass a name_map to nest them")
+                        f"{what} the name_map writes the composite distribution's samples to "
+                        f"{written}; declare exactly those out_keys (one per head)")
         super().__init__(module, in_keys, out_keys, spec=spec, **kwargs)

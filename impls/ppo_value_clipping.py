@@ -9,9 +9,10 @@
 with ``d`` the squared error for ``"l2"`` (no 0.5: TorchRL's convention, so the result is twice
 Baselines' ``vf_losses`` halves), Huber for ``"smooth_l1"`` or absolute error for ``"l1"``.
 
-``ClipPPOLoss`` is TorchRL's loss with this critic and with the threshold validated: a negative
-or zero ``clip_value`` raises ``ValueError`` instead of silently clamping with inverted bounds
-(upstream accepts ``-0.1`` and treats ``0.0`` as "off").
+``ClipPPOLoss`` is TorchRL's loss with this critic and with the threshold validated: a negative,
+NaN or infinite ``clip_value`` raises ``ValueError`` instead of silently clamping with inverted
+bounds (upstream accepts ``-0.1``). ``0.0`` means "off", as upstream (its losses test
+``if self.clip_value``), so configurations written for TorchRL keep working.
 """
 
 from __future__ import annotations
@@ -69,10 +70,10 @@ def validate_clip_value(clip_value):
         number = float(clip_value)
     else:
         raise ValueError(f"clip_value must be None, a bool or a positive number, got {clip_value!r}")
-    if not math.isfinite(number) or number <= 0:
+    if not math.isfinite(number) or number < 0:
         raise ValueError(
             f"clip_value must be a positive finite number (the largest allowed change of the value "
-            f"prediction), got {number!r}; use clip_value=None to disable value clipping"
+            f"prediction), got {number!r}; use clip_value=None (or 0.0) to disable value clipping"
         )
     return clip_value
 

@@ -4,16 +4,21 @@ No C++ extension: the segment tree (``impls.segment_tree``) is torch tensors, so
 runs on any torch build, on CPU or CUDA (``device=``); every operation is a fixed number of
 vectorised tensor ops per tree level, batched over the indices or draws.
 
-The sampler keeps one tree with three channels over the same leaves, so that one gather and one
-scatter per level serve all three:
+The sampler keeps one tree with four channels over the same leaves, so that one gather and one
+scatter per level serve all four (the three min channels are reduced by one op):
 
 - ``q = (p + eps) ** alpha``, reduced by sum: the sampling law;
-- ``p`` and ``-p`` (raw priorities), reduced by min: the smallest priority (importance weights)
-  and the largest one (the default priority: the negated-min-tree idea of pytorch/rl#2210).
-  Raw priorities are kept exactly, so the maximum never has to be recovered by inverting ``q``
-  (impossible at ``alpha == 0``) and changing ``alpha`` re-transforms exactly.
+- ``p`` and ``-p`` (raw priorities), reduced by min: the smallest priority and the largest one
+  (the default priority: the negated-min-tree idea of pytorch/rl#2210). Raw priorities are kept
+  exactly, so the maximum never has to be recovered by inverting ``q`` (impossible at
+  ``alpha == 0``) and changing ``alpha`` re-transforms exactly;
+- ``q`` again, reduced by min: the normaliser of the importance weights.
 
-Everything is float64; the importance weights are returned in ``dtype`` (float32 by default).
+The tree is float64. ``q`` is computed as TorchRL computes it, in the dtype the priorities come
+in (``torch.pow(priority + eps, alpha)``), and the weights as ``(q / q_min) ** -beta`` in
+``dtype``, so that with float64 trees on both sides (``dtype=torch.float64``) the two samplers
+agree draw for draw and weight for weight; against TorchRL's float32 trees they agree up to
+float32 rounding of the sums at item boundaries.
 
 Differences from ``torchrl.data.PrioritizedSampler`` (0.14.1), all intended:
 
@@ -26,7 +31,10 @@ Differences from ``torchrl.data.PrioritizedSampler`` (0.14.1), all intended:
 - A repeated index in one ``update_priority`` call takes its last priority.
 - Changing ``alpha`` rebuilds the sums from the raw priorities in one O(capacity) pass (every
   weight changes, so nothing cheaper exists), also away from ``alpha == 0``.
-- ``state_dict`` stores raw priorities, not tree objects; ``load_state_dict`` rebuilds the tree.
+- ``state_dict`` stores raw priorities (plus TorchRL's tree objects, so that either class loads
+  the other's checkpoints: ``impls.replay_checkpoint``); ``load_state_dict`` rebuilds the tree.
+- Draws follow TorchRL's random stream (numpy's global generator, or the buffer's generator):
+  same seeds and priorities give the same samples, up to rounding at item boundaries.
 """
 
 from __future__ import annotations
@@ -36,15 +44,17 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from torchrl.data import PrioritizedSampler as _TorchRLPrioritizedSampler
 
+from impls import replay_checkpoint as checkpoint
 from impls.segment_tree import SegmentTree, _Channel
 
 _EMPTY_STORAGE_ERROR = "Cannot sample from an empty storage."
 
 
-_Q, _P, _NEG_P = 0, 1, 2  # channels of the sampler's tree
+_Q, _P, _NEG_P, _Q_MIN = 0, 1, 2, 3  # channels of the sampler's tree
 
 
 class PrioritizedSampler(_TorchRLPrioritizedSampler):
@@ -111,10 +121,12 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
     # ------------------------------------------------------------------------------- state
     def _init(self) -> None:
         device = self._device or torch.device("cpu")
-        self._tree = SegmentTree(self._max_capacity, ("sum", "min", "min"), device=device)
+        self._tree = SegmentTree(self._max_capacity, ("sum", "min", "min", "min"),
+                                 device=device)
         self._sum_tree = _Channel(self._tree, _Q)
         self._historical = torch.tensor(-math.inf, dtype=torch.float64, device=device)
-        self._signs = torch.tensor([[1.0], [1.0], [-1.0]], dtype=torch.float64, device=device)
+        self._signs = torch.tensor([[1.0], [1.0], [-1.0], [1.0]], dtype=torch.float64,
+                                   device=device)
         # scratch for finding repeated indices in O(batch) (only entries just written are read)
         self._last_position = torch.zeros(self._max_capacity, dtype=torch.long, device=device)
         self._positions = torch.arange(self._max_capacity, device=device)
@@ -171,6 +183,7 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         written = torch.isfinite(raw)
         q = self._transform(torch.where(written, raw, torch.zeros_like(raw)))
         self._tree.leaves[_Q] = torch.where(written, q, torch.zeros_like(q))
+        self._tree.leaves[_Q_MIN] = torch.where(written, q, torch.full_like(q, math.inf))
         self._tree.rebuild()
 
     def _transform(self, raw: torch.Tensor) -> torch.Tensor:
@@ -192,8 +205,14 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         return d
 
     @property
-    def default_priority(self) -> torch.Tensor:
-        """The raw priority a new item gets (0-d float64 tensor on the tree device)."""
+    def default_priority(self) -> float | torch.Tensor:
+        """The raw priority a new item gets: a float, as upstream (``TensorDictReplayBuffer``
+        feeds it to ``torch.tensor``, which warns on a tensor), or a 0-d tensor on an
+        accelerator, where a float would cost a host sync."""
+        d = self._default_tensor()
+        return float(d) if d.device.type == "cpu" else d
+
+    def _default_tensor(self) -> torch.Tensor:
         m = self._stored_max() if self._max_priority_within_buffer else self._historical
         return self._default_from(m)
 
@@ -214,20 +233,25 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
             index = (index * torch.tensor(strides, device=self.device)).sum(-1)
         return index.reshape(-1)
 
-    def _unique(self, index: torch.Tensor, priority: torch.Tensor | None = None):
+    def _unique(self, index: torch.Tensor, priority: torch.Tensor | None = None,
+                with_q: bool = False):
         """Drop the -1 entries (TensorDictMaxValueWriter) and keep the last of repeats, so
-        that every channel gets the same value for a repeated index."""
+        that every channel gets the same value for a repeated index. With ``with_q``, also
+        return ``q`` computed, as upstream does, on the whole vector of valid priorities before
+        repeats are dropped: torch's vectorised pow can differ by one ulp with the length and
+        position of an element, and the same q as upstream's is what makes the weights equal."""
         n = index.numel()
         if n > 1:
             distinct = torch.unique(index)  # sorted
             if distinct.numel() == n and distinct[0].item() >= 0:
-                return index, priority
+                return (index, priority, self._q(priority)) if with_q else (index, priority)
         if bool((index < 0).any()):
             keep = index >= 0
             index = index[keep]
             if priority is not None and priority.ndim:
                 priority = priority[keep]
             n = index.numel()
+        q = self._q(priority) if with_q else None
         if n > 1:
             position = (self._positions[:n] if n <= self._max_capacity
                         else torch.arange(n, device=index.device))
@@ -237,14 +261,21 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
                 index = index[last]
                 if priority is not None and priority.ndim:
                     priority = priority[last]
-        return index, priority
+                    if q is not None:
+                        q = q[last]
+        return (index, priority, q) if with_q else (index, priority)
+
+    def _q(self, priority: torch.Tensor) -> torch.Tensor:
+        """``(p + eps) ** alpha`` in the priorities' own dtype, as upstream (integers as
+        ``torch.as_tensor(float)`` would give them)."""
+        given = priority if priority.is_floating_point() else priority.to(torch.get_default_dtype())
+        return torch.pow(given + self._eps, self._alpha)
 
     # ------------------------------------------------------------------------ updates
-    def _write(self, index: torch.Tensor, raw: torch.Tensor, path=None) -> None:
-        # channels (q, p, -p) in one op (promoting to float64), then q in place
+    def _write(self, index: torch.Tensor, raw: torch.Tensor, path=None, q=None) -> None:
+        # channels (p, p, -p, p) in one op (promoting to float64), then q in the q channels
         leaves = (raw if raw.ndim else raw.expand(index.shape)) * self._signs
-        q = leaves.select(0, _Q).add_(self._eps)
-        torch.pow(q, self._alpha, out=q)
+        leaves[_Q::_Q_MIN].copy_(self._q(raw) if q is None else q)
         self._tree.set(index, leaves, path)
 
     def _seen(self, raw_max: torch.Tensor) -> None:
@@ -258,9 +289,9 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         if (type(index) is torch.Tensor and type(priority) is torch.Tensor  # the usual call
                 and index.ndim == 1 and index.shape == priority.shape
                 and index.dtype == torch.long and index.device == priority.device == device):
-            index, priority = self._unique(index, priority.detach())
+            index, priority, q = self._unique(index, priority.detach(), with_q=True)
             if len(index):
-                self._write(index, priority)
+                self._write(index, priority, q=q)
                 if not self._max_priority_within_buffer:
                     self._seen(priority.max())
             return
@@ -276,10 +307,10 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
                     "indices.") from err
         elif priority.numel() <= 1:
             priority = priority.reshape(())
-        index, priority = self._unique(index, priority)
+        index, priority, q = self._unique(index, priority, with_q=True)
         if index.numel() == 0:
             return
-        self._write(index, priority)
+        self._write(index, priority, q=q)
         if not self._max_priority_within_buffer:
             self._seen(priority.max())
 
@@ -292,10 +323,11 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         path = self._tree.path(index)
         if self._max_priority_within_buffer:
             # the replaced items leave the buffer before the new ones get their priority
-            gone = torch.tensor([[0.0], [math.inf], [math.inf]], dtype=torch.float64,
-                                device=self.device).expand(3, index.numel())
+            gone = torch.tensor([[0.0], [math.inf], [math.inf], [math.inf]], dtype=torch.float64,
+                                device=self.device).expand(4, index.numel())
             self._tree.set(index, gone, path)
-        default = self.default_priority
+        # as upstream's torch.as_tensor(default_priority): the default dtype
+        default = self._default_tensor().to(torch.get_default_dtype())
         self._write(index, default, path)
         if not self._max_priority_within_buffer:
             self._seen(default)
@@ -313,33 +345,37 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
             raise RuntimeError(_EMPTY_STORAGE_ERROR)
         rng = self._rng
         if self.device.type == "cpu" and (rng is None or rng.device.type == "cpu"):
-            total, p_min, _ = self._tree.levels[-1][:, 0].tolist()
+            total, _, _, q_min = self._tree.levels[-1][:, 0].tolist()
             if not total > 0:
                 raise RuntimeError("non-positive p_sum")
-            mass = torch.empty(batch_size, dtype=torch.float64).uniform_(0.0, total,
-                                                                       generator=rng)
+            mass = _uniform_mass(batch_size, total, rng)
             index, q = self._tree._scan(mass, _Q)
-            # (q / q_min) ** -beta with q_min = (p_min + eps) ** alpha, as q^-beta * q_min^beta
-            weight = q.pow(-self._beta).mul_((p_min + self._eps) ** (self._alpha * self._beta))
+            # upstream's formula and dtype, so that equal q give bitwise-equal weights
+            weight = torch.pow(q.to(self.dtype) / q_min, -self._beta)
         else:  # no host sync
-            if rng is None:
-                u = torch.rand(batch_size, dtype=torch.float64, device=self.device)
-            else:
-                u = torch.rand(batch_size, dtype=torch.float64, device=rng.device, generator=rng)
+            # float32 draws from the generator, as upstream's CUDA path, so that a seeded
+            # generator yields the same stream
+            generator_device = self.device if rng is None else rng.device
+            u = torch.rand(batch_size, device=generator_device, generator=rng)
             root = self._tree.root
-            index, q = self._tree._scan(u.to(self.device).mul_(root[_Q]), _Q)
-            weight = (q / self._transform(root[_P])).pow_(-self._beta)
-        weight = weight.to(self.dtype)
+            index, q = self._tree._scan(u.to(self.device, torch.float64).mul_(root[_Q]), _Q)
+            weight = (q / root[_Q_MIN]).pow_(-self._beta).to(self.dtype)
         if storage.ndim > 1:
             index = _unravel(index, tuple(storage.shape))
         return index, {"priority_weight": weight}
 
     # ----------------------------------------------------------------------- checkpoints
+    def _written(self) -> torch.Tensor:
+        return torch.isfinite(self._raw_priority)
+
     def state_dict(self) -> dict[str, Any]:
+        """Raw priorities (the reference's own entries) plus TorchRL's ``_sum_tree`` /
+        ``_min_tree`` objects, so that ``torchrl.data.PrioritizedSampler.load_state_dict``
+        restores the same sampling law (see ``impls.replay_checkpoint``)."""
         raw = self._raw_priority.clone()
         raw[torch.isinf(raw)] = math.nan
         m = self._max_priority[0]
-        return {
+        state = {
             "_schema_version": self._STATE_SCHEMA_VERSION,
             "_alpha": self._alpha,
             "_beta": self._beta,
@@ -350,13 +386,24 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
             "_max_priority": (None if m is None else float(m), None),
             "_historical_max": float(self._historical),
             "_raw_priority": raw.cpu(),
+            # q as computed at write time (in the priorities' dtype): restored as is
+            "_q": torch.where(torch.isfinite(raw), self._tree.leaves[_Q], math.nan).cpu(),
         }
+        trees = checkpoint.torchrl_trees(self._tree.leaves[_Q], self._written(), self.dtype)
+        if trees is not None:
+            state["_sum_tree"], state["_min_tree"] = trees
+        return state
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore a reference ``state_dict``, or a TorchRL sampler's (priorities recovered
+        from its trees)."""
         if "_raw_priority" not in state_dict:
-            raise KeyError(
-                "this state_dict holds no raw priorities (a torchrl C++-tree sampler's "
-                "state?); impls.PrioritizedSampler restores only its own state_dict")
+            if "_sum_tree" not in state_dict:
+                raise KeyError(
+                    "this state_dict is neither a reference PrioritizedSampler's "
+                    "(_raw_priority) nor a TorchRL one's (_sum_tree); keys: "
+                    f"{sorted(state_dict)}")
+            state_dict = checkpoint.raw_from_torchrl_state(state_dict, self._max_capacity)
         raw = state_dict["_raw_priority"].to(device=self.device, dtype=torch.float64)
         if raw.numel() != self._max_capacity:
             raise RuntimeError(f"capacity of the state ({raw.numel()}) differs from "
@@ -369,31 +416,61 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         self._max_priority_within_buffer = state_dict.get(
             "_max_priority_within_buffer", self._max_priority_within_buffer)
         empty = torch.isnan(raw)
-        gone = torch.full_like(raw, math.inf)  # the neutral element of both min channels
+        gone = torch.full_like(raw, math.inf)  # the neutral element of the min channels
         self._tree.leaves[_P] = torch.where(empty, gone, raw)
         self._tree.leaves[_NEG_P] = torch.where(empty, gone, -raw)
         self._historical = torch.tensor(float(state_dict["_historical_max"]),
                                         dtype=torch.float64, device=self.device)
-        self._retransform()
+        q = state_dict.get("_q")
+        if q is None:
+            self._retransform()
+            return
+        q = q.to(device=self.device, dtype=torch.float64)
+        self._tree.leaves[_Q] = torch.where(empty, torch.zeros_like(q), q)
+        self._tree.leaves[_Q_MIN] = torch.where(empty, gone, q)
+        self._tree.rebuild()
 
     def dumps(self, path) -> None:
+        """Write ``raw_priority.pt`` and, for TorchRL's ``loads``, ``sumtree.memmap`` /
+        ``mintree.memmap``, with one ``sampler_metadata.json`` read by both."""
         path = Path(path).absolute()
         path.mkdir(parents=True, exist_ok=True)
         state = self.state_dict()
+        state.pop("_sum_tree", None)
+        state.pop("_min_tree", None)
         torch.save(state.pop("_raw_priority"), path / "raw_priority.pt")
+        state.pop("_q")  # sumtree.memmap holds it
+        checkpoint.write_torchrl_files(path, self._tree.leaves[_Q], self._written(), self.dtype)
         state["_max_capacity"] = self._max_capacity
         with open(path / "sampler_metadata.json", "w") as file:
             json.dump(state, file)
 
     def loads(self, path) -> None:
+        """Restore what ``dumps`` wrote, or what TorchRL's sampler ``dumps`` wrote."""
         path = Path(path).absolute()
         with open(path / "sampler_metadata.json") as file:
             state = json.load(file)
         if state["_max_capacity"] != self._max_capacity:
             raise RuntimeError(f"max capacity of loaded metadata ({state['_max_capacity']}) "
                                f"differs from self._max_capacity ({self._max_capacity}).")
-        state["_raw_priority"] = torch.load(path / "raw_priority.pt", weights_only=True)
+        if (path / "raw_priority.pt").exists():
+            state["_raw_priority"] = torch.load(path / "raw_priority.pt", weights_only=True)
+            state["_q"] = checkpoint.read_torchrl_files(path, state)["_q"]
+        else:
+            state = checkpoint.read_torchrl_files(path, state)
         self.load_state_dict(state)
+
+
+def _uniform_mass(batch_size: int, total: float, rng) -> torch.Tensor:
+    """``batch_size`` masses uniform on ``[0, total)``, drawn from the same random stream as
+    ``torchrl.data.PrioritizedSampler`` on CPU: numpy's global generator when the buffer has no
+    generator of its own (``np.random.uniform``), else float32 draws of the buffer's torch
+    generator scaled by the total. With the same seeds and the same priorities, both samplers
+    therefore draw the same masses; they pick the same items unless a mass falls within
+    rounding of a boundary between two items (TorchRL's float32 trees vs float64 here)."""
+    if rng is None:
+        return torch.from_numpy(np.random.uniform(0.0, total, size=batch_size))
+    return torch.rand(batch_size, generator=rng).to(torch.float64).mul_(total)
 
 
 def _unravel(index: torch.Tensor, shape: tuple[int, ...]) -> tuple[torch.Tensor, ...]:

@@ -29,8 +29,11 @@ action has probability 0), so the two modes also agree when a probability underf
 
 from __future__ import annotations
 
+import inspect
+
 import torch
-from tensordict import TensorDictBase
+from tensordict import TensorDictBase, unravel_key_list
+from tensordict.nn import TensorDictModuleBase
 from torchrl.envs.utils import ExplorationType, set_exploration_type
 from torchrl.objectives import DiscreteSACLoss as _TorchRLDiscreteSACLoss
 from torchrl.objectives import SACLoss as _TorchRLSACLoss
@@ -135,3 +138,22 @@ class DiscreteSACLoss(_SkipTerminal, _TorchRLDiscreteSACLoss):
             neg_entropy = torch.special.xlogy(probs, probs).sum(-1, keepdim=True)
             next_value = expected_q - self._alpha * neg_entropy
             return self._bootstrap(tensordict, next_value, mask)
+
+
+def _declare_out_keys_property(cls) -> None:
+    """tensordict turns a class-level ``out_keys`` list into a property the first time *that*
+    class is instantiated (``TensorDictModuleBase.__new__``); TorchRL's ``DiscreteSACLoss``
+    declares a list, and a subclass instantiated before its parent would find the raw list,
+    which breaks ``select_out_keys`` (``'list' object has no attribute 'fset'``). Do the
+    conversion on the subclass itself."""
+    declared = inspect.getattr_static(cls, "out_keys")
+    if isinstance(declared, property):
+        return
+    keys = unravel_key_list(list(declared))
+    cls._out_keys = keys
+    cls._out_keys_apparent = keys
+    cls.out_keys = TensorDictModuleBase.out_keys
+
+
+_declare_out_keys_property(SACLoss)
+_declare_out_keys_property(DiscreteSACLoss)

@@ -181,6 +181,21 @@ def test_reference_actor_infers_and_checks_out_keys():
                            return_log_prob=True)
 
 
+def test_out_keys_mismatch_with_a_name_map_does_not_ask_for_a_name_map():
+    """With a name_map given, the error names where it writes the samples, instead of asking
+    for the name_map the user already passed."""
+    with pytest.raises(KeyError) as info:
+        ProbabilisticActor(_module(), in_keys=["params"], out_keys=["action"],
+                           distribution_class=CompositeDistribution,
+                           distribution_kwargs={"distribution_map": {"action1": Categorical,
+                                                                     "action2": Categorical},
+                                                "name_map": NESTED},
+                           return_log_prob=True)
+    message = str(info.value)
+    assert "pass a name_map" not in message
+    assert "('action', 'action1')" in message and "name_map writes" in message
+
+
 @pytest.mark.parametrize("trailing", [False, True], ids=lambda t: f"trailing-singleton={t}")
 def test_clip_ppo_loss_ratio_is_one_for_an_unchanged_policy(trailing):
     from torchrl.envs.utils import ExplorationType, set_exploration_type

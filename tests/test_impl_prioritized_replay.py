@@ -104,7 +104,8 @@ def test_drop_in_for_torchrl_prioritized_sampler():
     rb.set_rng(torch.Generator().manual_seed(0))
     data, info = rb.sample(return_info=True)
     assert torch.equal(data, info["index"])  # item i sits at slot i
-    q = (torch.tensor([1.0, 2, 0.5, 10, 1.5, 3, 0.7, 2.5], dtype=torch.float64) + 1e-8) ** 0.7
+    # q as TorchRL computes it: in the priorities' dtype (float32 here)
+    q = ((torch.tensor([1.0, 2, 0.5, 10, 1.5, 3, 0.7, 2.5]) + 1e-8) ** 0.7).double()
     expected = (q[info["index"]] / q.min()) ** -0.5
     assert torch.allclose(info["priority_weight"].double(), expected, rtol=1e-6)
     assert info["priority_weight"].dtype == torch.float32
@@ -254,7 +255,7 @@ class _LargestOutput(TorchDispatchMode):
 @pytest.mark.parametrize("capacity", [1_000, 2**20])
 def test_every_operation_is_independent_of_capacity(capacity):
     """extend over the max slot, update_priority(256) and sample(256) create no tensor larger
-    than batch x branching x 3 (+ the top level), and issue a handful of ops more at 2**20
+    than batch x branching x channels (+ the top level), and issue a handful of ops more at 2**20
     than at 1e3: nothing scales with the capacity (O(log N) work; upstream's recompute
     gathers all 2**20 slots)."""
     sampler = PrioritizedSampler(capacity, 0.6, 0.4, max_priority_within_buffer=True)
@@ -271,7 +272,8 @@ def test_every_operation_is_independent_of_capacity(capacity):
     }.items():
         with _LargestOutput() as mode:
             op()
-        bound = 3 * 256 * sampler._tree.branching + 3 * P.MAX_TOP
+        channels = len(sampler._tree.ops)
+        bound = channels * (256 * sampler._tree.branching + P.MAX_TOP)
         assert mode.largest <= bound < capacity or capacity <= bound, (name, mode.largest)
         counts[name] = mode.ops
     assert float(sampler.default_priority) < 99.0  # the evicted maximum is gone
@@ -301,3 +303,113 @@ def test_cuda_trees():
 
     index, info = sampler.sample(Storage(), 128)
     assert index.device.type == "cuda" and info["priority_weight"].device.type == "cuda"
+
+
+# ------------------------------------------------------------- interchangeable with TorchRL
+def _td_buffers(capacity=64, **kwargs):
+    """A TorchRL TensorDictPrioritizedReplayBuffer and the reference one, same arguments."""
+    from torchrl.data import LazyTensorStorage
+    from torchrl.data import TensorDictPrioritizedReplayBuffer as Upstream
+
+    import impls
+
+    return [cls(alpha=1.0, beta=0.5, eps=0.0, storage=LazyTensorStorage(capacity), **kwargs)
+            for cls in (Upstream, impls.TensorDictPrioritizedReplayBuffer)]
+
+
+def _fill(rb, n=50):
+    """n items, then integer priorities 1..n: exact in float32 and float64 trees alike, so both
+    samplers place every item boundary at the same mass."""
+    from tensordict import TensorDict
+
+    rb.extend(TensorDict({"x": torch.arange(float(n))}, [n]))
+    rb.update_priority(torch.arange(n), torch.arange(1.0, n + 1.0))
+    return rb
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_draws_follow_torchrl_numpy_stream(seed):
+    """Without a generator TorchRL draws from numpy's global generator: same seed, same
+    priorities, same samples, and the same numpy state afterwards."""
+    draws, after = [], []
+    for rb in _td_buffers():
+        _fill(rb)
+        np.random.seed(seed)
+        draws.append(torch.cat([rb.sample(32)["index"] for _ in range(5)]))
+        after.append(np.random.random())
+    assert torch.equal(draws[0], draws[1])
+    assert after[0] == after[1]
+
+
+def test_draws_follow_the_buffer_generator():
+    draws = []
+    for rb in _td_buffers():
+        _fill(rb)
+        rb.set_rng(torch.Generator().manual_seed(7))
+        draws.append(torch.cat([rb.sample(32)["index"] for _ in range(5)]))
+    assert torch.equal(draws[0], draws[1])
+
+
+def test_tensordict_prioritized_buffer_holds_the_reference_sampler():
+    import impls
+
+    for sync in (True, False):
+        rb = impls.TensorDictPrioritizedReplayBuffer(
+            alpha=0.7, beta=0.5, storage=__import__("torchrl.data").data.LazyTensorStorage(8),
+            sync=sync, generator=torch.Generator().manual_seed(0))
+        assert isinstance(rb.prioritized_sampler, impls.PrioritizedSampler)
+        assert rb.prioritized_sampler._rng is not None  # the constructor's generator is kept
+    rb = impls.PrioritizedReplayBuffer(alpha=0.7, beta=0.5)
+    assert isinstance(rb.sampler, impls.PrioritizedSampler)
+    assert rb.sampler._max_capacity == 1000  # upstream's default ListStorage(1000)
+
+
+def test_default_priority_is_a_float_and_new_items_do_not_warn():
+    from tensordict import TensorDict
+
+    rb = _td_buffers()[1]
+    assert isinstance(rb.sampler.default_priority, float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rb.extend(TensorDict({"x": torch.arange(4.0)}, [4]))  # no "td_error": default priority
+
+
+def _same_law(a, b, n=50):
+    index = torch.arange(n)
+    qa = torch.as_tensor(a.sampler._sum_tree[index], dtype=torch.float64)
+    qb = torch.as_tensor(b.sampler._sum_tree[index], dtype=torch.float64)
+    assert torch.allclose(qa, qb, rtol=1e-6) and bool((qa > 0).all())
+    np.random.seed(3)
+    da = a.sample(64)["index"]
+    np.random.seed(3)
+    assert torch.equal(da, b.sample(64)["index"])
+
+
+@pytest.mark.parametrize("how", ["state_dict", "dumps"])
+def test_checkpoints_load_both_ways(how, tmp_path):
+    """A TorchRL buffer's checkpoint restores the reference buffer and the reference's restores
+    TorchRL's: same priorities per slot, same draws, nothing zeroed."""
+    for source, target in ((0, 1), (1, 0)):
+        written = _fill(_td_buffers()[source])
+        restored = _td_buffers()[target]
+        if how == "state_dict":
+            restored.load_state_dict(written.state_dict())
+        else:
+            written.dumps(tmp_path / f"{source}")
+            restored.loads(tmp_path / f"{source}")
+        _same_law(written, restored)
+        assert float(restored.sampler.default_priority) == pytest.approx(50.0, rel=1e-6)
+
+
+def test_a_torchrl_checkpoint_at_alpha_zero_warns_that_raw_priorities_are_lost():
+    upstream, reference = _td_buffers()
+    upstream.sampler.alpha = 0.0
+    _fill(upstream)
+    with pytest.warns(UserWarning, match="raw priorities are lost"):
+        reference.load_state_dict(upstream.state_dict())
+    assert float(reference.sampler.default_priority) == 50.0
+
+
+def test_a_foreign_state_dict_is_refused_naming_its_keys():
+    with pytest.raises(KeyError, match="neither"):
+        PrioritizedSampler(4, 0.6, 0.4).load_state_dict({"_alpha": 0.6, "trees": None})

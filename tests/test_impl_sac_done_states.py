@@ -217,3 +217,32 @@ def test_adapter_detects_the_flag_and_names_the_release_without_it():
     out = area.loss(networks=nets, batch=b, skip_done_states=None, alpha=ALPHA, gamma=GAMMA,
                     target_entropy=-1.5)
     assert set(out.losses) == {"loss_actor", "loss_qvalue", "loss_alpha"}
+
+
+def test_discrete_sac_select_out_keys_before_torchrl_class_is_ever_built():
+    """A fresh interpreter, where TorchRL's DiscreteSACLoss was never instantiated (tensordict
+    converts its class-level out_keys list lazily): select_out_keys must work."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent('''
+        import warnings
+        warnings.simplefilter("ignore")
+        import torch
+        from tensordict.nn import TensorDictModule
+        from torchrl.data import OneHot
+        from torchrl.modules import OneHotCategorical, ProbabilisticActor
+        from impls import DiscreteSACLoss
+        actor = ProbabilisticActor(TensorDictModule(torch.nn.Linear(3, 4), ["observation"],
+                                                    ["logits"]), in_keys=["logits"],
+                                   distribution_class=OneHotCategorical, spec=OneHot(4))
+        q = TensorDictModule(torch.nn.Linear(3, 4), ["observation"], ["action_value"])
+        loss = DiscreteSACLoss(actor, q, num_actions=4, action_space="one-hot")
+        loss.select_out_keys("loss_actor", "loss_alpha")
+        print(loss.out_keys)
+    ''')
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "['loss_actor', 'loss_alpha']"
