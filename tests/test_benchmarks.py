@@ -98,9 +98,11 @@ def test_importing_the_runner_loads_no_pytest_plugin():
 def test_an_unknown_implementation_is_one_line_and_exit_code_4():
     proc = subprocess.run([sys.executable, "-m", "benchmarks.run", "--impl", "nosuch"],
                           cwd=ROOT, capture_output=True, text=True)
+    from conformance.implementations import choices_text
+
     assert proc.returncode == 4
     assert proc.stderr.strip().splitlines() == [
-        "ERROR: unknown implementation 'nosuch'; choose reference, torchrl, or pkg.module:object"]
+        f"ERROR: unknown implementation 'nosuch'; choose {choices_text()}"]
 
 
 def _bench(workload, impl, params, median, lo=None, hi=None):
