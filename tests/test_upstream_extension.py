@@ -140,10 +140,11 @@ def test_without_a_compiler_the_replay_specs_say_so_and_name_the_fix(tmp_path, m
     assert not (tmp_path / "work" / "ext").exists() or not any((tmp_path / "work" / "ext").iterdir())
 
     # the runner hands the reason to the replay specs only; other areas run as usual
-    results = runner.run_source(
-        FakeSource("checkout", "9.9.9", "9.9.9+checkout", str(root)), sys.executable,
-        os.pathsep.join([str(runner.ROOT)]), None, [], ["-k", "empty_buffer or negative_clip"],
-        tmp_path, trees_problem=trees.problem)
+    results = tmp_path / "9.9.9+checkout.json"
+    runner.run_source(
+        FakeSource("checkout", "9.9.9", "9.9.9+checkout", str(root)), "9.9.9+checkout",
+        sys.executable, os.pathsep.join([str(runner.ROOT)]), [],
+        ["-k", "empty_buffer or negative_clip"], results, trees_problem=trees.problem)
     rows = json.loads(results.read_text())["rows"]
     replay = [r for r in rows if r["area"] == "prioritized_replay"]
     assert replay and {r["outcome"] for r in replay} == {"untestable"}
