@@ -16,6 +16,11 @@ Release switches (torchrl 0.6.0 .. 0.14.1, each paired with the same tensordict 
 - ``ClipPPOLoss._log_weight`` gives the importance ratio: ``(tensordict)`` in 0.6,
   ``(tensordict, adv_shape)`` from 0.7; its first output is the log-ratio in every release.
 - ExplorationType members: RANDOM, MODE, MEAN and DETERMINISTIC exist from 0.6.
+- torchrl 0.5 (tensordict 0.5): the specs are ``CompositeSpec`` / ``DiscreteTensorSpec`` /
+  ``UnboundedContinuousTensorSpec`` (renamed in 0.6 by pytorch/rl#2368), and
+  ``CompositeDistribution.log_prob(sample)`` always writes both the per-head
+  ``<key>_log_prob`` entries and the summed ``"sample_log_prob"``. torchrl 0.4's
+  CompositeDistribution has no ``name_map``: the specs fail on it with tensordict's own error.
 - ``"action_log_prob"`` (the default log-prob key of a single-sample actor from tensordict 0.9)
   is never written by a composite actor: its per-head keys are ``<sample key>_log_prob``.
 - ProbabilisticActor infers the out_keys from the name_map only for tensordict's own class
@@ -61,6 +66,13 @@ def _lp_key(head: str):
     return (ACTION, f"{head}_log_prob")
 
 
+def _spec_class(new: str, old: str):
+    """A spec class by its name from torchrl 0.6 on, or by its name before (pytorch/rl#2368)."""
+    import torchrl.data as specs
+
+    return getattr(specs, new, None) or getattr(specs, old)
+
+
 def _key_text(key) -> str:
     return repr(key if isinstance(key, str) else tuple(key))
 
@@ -90,16 +102,15 @@ class TensorDictComposite:
 
     @staticmethod
     def _spec(head: CompositeHead):
-        import torchrl.data as specs
-
         if head.kind == "categorical":
-            return specs.Categorical(head.params["logits"].shape[-1])
-        return specs.Unbounded(shape=head.params["loc"].shape[-1:])
+            return _spec_class("Categorical", "DiscreteTensorSpec")(head.params["logits"].shape[-1])
+        return _spec_class("Unbounded", "UnboundedContinuousTensorSpec")(
+            shape=head.params["loc"].shape[-1:])
 
     def _build(self, heads: dict[str, CompositeHead], *, fault: str | None = None):
         from tensordict.nn import TensorDictModule
-        from torchrl.data import Composite
 
+        Composite = _spec_class("Composite", "CompositeSpec")
         names = list(heads)
         pairs = [(h, p) for h in names for p in heads[h].params]
         module = TensorDictModule(_Gain(), in_keys=[("obs", h, p) for h, p in pairs],
@@ -199,17 +210,23 @@ class TensorDictComposite:
                     agg = dist.log_prob(sample.clone(False))
                 with self._set_aggregate(False):
                     per_head = dist.log_prob(sample.clone(False))
-                how = "dist.log_prob(sample) under set_composite_lp_aggregate({})"
+                how = "dist.log_prob(sample) under set_composite_lp_aggregate({})".format
+            elif "aggregate_probabilities" not in inspect.signature(dist.log_prob).parameters:
+                # tensordict 0.5: one call writes the heads and their sum
+                per_head = dist.log_prob(sample.clone(False))
+                agg = per_head.get("sample_log_prob")
+                how = {True: "dist.log_prob(sample)['sample_log_prob']",
+                       False: "dist.log_prob(sample)"}.get
             else:
                 agg = dist.log_prob(sample.clone(False), aggregate_probabilities=True)
                 per_head = dist.log_prob_composite(sample.clone(False), include_sum=False)
-                how = "dist.log_prob(sample, aggregate_probabilities={})"
-        lps, where = {}, {"aggregate": how.format(True)}
+                how = "dist.log_prob(sample, aggregate_probabilities={})".format
+        lps, where = {}, {"aggregate": how(True)}
         for h in heads:
             lp = per_head.get(_lp_key(h), None)
             if lp is not None:
                 lps[h] = lp
-                where[h] = f"{how.format(False)}[{_key_text(_lp_key(h))}]"
+                where[h] = f"{how(False)}[{_key_text(_lp_key(h))}]"
         return CompositeLogProbs({}, lps, agg, where)
 
     def ppo_step(self, heads, *, advantage, clip_epsilon, seed, trailing_singleton):

@@ -11,6 +11,8 @@ Release differences absorbed here (read from the tags v0.6.0 .. v0.13.3 and the 
 - the importance weights are ``info["_weight"]`` up to 0.9.x, ``info["priority_weight"]`` after;
 - ``default_priority`` is a transformed value ``(p + eps) ** alpha`` before 0.13.3 and a raw
   priority from 0.13.3 (pytorch/rl#3925); it is converted back to raw for the older releases;
+- 0.4.x has no ``max_priority_within_buffer`` option (pytorch/rl#2215, 0.5.0): its sampler, which
+  keeps the largest priority ever seen, is tested as it is;
 - no release has an upper bound on the default priority: asking for one fails the spec with
   the reason (pytorch/rl#2210 proposed ``_upper_priority``; it was not merged).
 
@@ -54,12 +56,9 @@ class PrioritizedReplayArea:
         self.has_within_buffer = "max_priority_within_buffer" in params
 
     def buffer(self, *, capacity, alpha, beta, eps, upper_priority=None, row_width=1):
-        if not self.has_within_buffer:
-            raise NotImplementedError(
-                f"{self.sampler_cls.__module__}.{self.sampler_cls.__name__} has no "
-                "max_priority_within_buffer option (added in torchrl 0.5.0, pytorch/rl#2215)")
-        kwargs = dict(max_capacity=capacity, alpha=alpha, beta=beta, eps=eps,
-                      max_priority_within_buffer=True)
+        kwargs = dict(max_capacity=capacity, alpha=alpha, beta=beta, eps=eps)
+        if self.has_within_buffer:
+            kwargs["max_priority_within_buffer"] = True
         if upper_priority is not None:
             if not self.has_upper_bound:
                 raise NotImplementedError(

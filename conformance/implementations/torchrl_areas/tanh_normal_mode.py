@@ -3,8 +3,9 @@
 Switches by release (read from the class, not the version string):
 - bounds are ``low``/``high`` from 0.5.0 on and ``min``/``max`` before (0.6.0/0.6.1 still accept
   ``**kwargs`` but silently ignore ``min``/``max``, so the name must be the one the signature has);
-- the mode is ``get_mode()`` where it exists (0.5.0+; the ``mode`` property raises from 0.6.0 on)
-  and the ``mode`` property before that.
+- the mode is the ``mode`` property where it answers (0.4.0, 0.5.0: it is what ProbabilisticActor
+  returns under ExplorationType.MODE, tanh(loc), the users' report) and ``get_mode()`` where the
+  property raises ("has not analytical mode", 0.6.0 on).
 """
 
 from __future__ import annotations
@@ -29,9 +30,13 @@ class TanhNormalAPI:
             return self.dist_cls(loc, scale, **kwargs)
 
     def mode(self, dist) -> torch.Tensor:
-        get_mode = getattr(dist, "get_mode", None)
         with quiet():
-            return get_mode() if callable(get_mode) else dist.mode
+            try:
+                return dist.mode
+            except RuntimeError:
+                if not callable(getattr(dist, "get_mode", None)):
+                    raise
+                return dist.get_mode()
 
 
 def make(adapter):
