@@ -13,13 +13,18 @@ own: a ``.pth`` puts the release folder and the base's site-packages on its path
 runs as an existing environment, so its results carry the release in their environment name.
 The benchmarks are asv's, from this checkout; results are recorded under the current commit.
 
-Old releases ship C++ replay trees built for another torch; where they do not load, the replay
-points are n/a ("cannot run prioritized_replay here"), never a number.
+Old releases ship C++ replay trees built for another torch. Where they do not load, the trees
+are built from the release's own ``torchrl/csrc`` against the base torch, exactly as
+``nox -s upstream`` does (``conformance/upstream/extension.py``, same cache): from the wheel from
+0.10 on, from the tag of the TorchRL git repository named by $TORCHRL_CONFORMANCE_GIT before.
+Without one (or without a compiler) the replay points are n/a ("cannot run prioritized_replay
+here", with the reason printed), never a number.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -51,22 +56,42 @@ def environment(release: str) -> Path:
     from conformance.upstream import runner, sources
 
     source = sources.parse(release)
+    overlay = None
     if source.torch == "2.14.1":
         base, folder = sys.executable, None  # the stack environment holds torchrl 0.14.1
     else:
         base = runner.base_python(source.torch, {})
         folder = runner.install(source, base)
+        overlay = _trees(source, base, folder)
     env = HISTORY / f"torchrl-{release}"
     python = env / "bin" / "python"
     if not python.is_file():
         subprocess.run([base, "-m", "venv", "--without-pip", str(env)], check=True)
-    paths = [str(p) for p in (folder, _runner_copy()) if p]
+    # the overlay's sitecustomize (imported after the .pth files) loads the trees built here
+    paths = [str(p) for p in (overlay, folder, _runner_copy()) if p]
     purelib = Path(_site_packages(str(python)))
     # `import site` lines run: addsitedir also reads the base's own .pth files
     (purelib / "_history.pth").write_text(
         "".join(f"{p}\n" for p in paths)
         + f"import site; site.addsitedir({_site_packages(base)!r})\n")
     return python
+
+
+def _trees(source, base: str, folder: Path) -> Path | None:
+    """The overlay that loads the release's C++ trees, built from its sources when the shipped
+    ones do not load next to the base torch; None when the shipped ones load or none can be
+    built (the reason is printed)."""
+    from conformance.upstream import extension, runner
+
+    trees = extension.prepare(source, base, str(folder), runner.WORK,
+                              os.environ.get(extension.GIT_ENV) or None,
+                              log=lambda line: print(f"[history] {line.strip()}", flush=True))
+    if trees.problem:
+        print(f"[history] torchrl {source.version}: replay points will be n/a: {trees.problem}",
+              flush=True)
+    else:
+        print(f"[history] torchrl {source.version}: C++ trees {trees.origin}", flush=True)
+    return trees.overlay
 
 
 def run(release: str, bench: str | None, quick: bool) -> int:

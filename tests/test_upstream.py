@@ -260,3 +260,23 @@ def test_draft_of_a_bad_results_file_is_a_one_line_error(tmp_path, capsys):
     (tmp_path / "r.json").write_text("[]")
     assert draft_expectations.main([str(tmp_path / "r.json")]) == 2
     assert capsys.readouterr().err.strip().endswith("a JSON list, not a results object")
+
+
+def test_earlier_runs_keep_their_columns(tmp_path):
+    """Re-testing one release keeps the other releases' columns (with their run date); a result
+    without its sources record, or one of this run, is not taken twice."""
+    import json
+
+    from conformance.upstream import runner
+
+    folder = tmp_path / "upstream"
+    (folder / "sources").mkdir(parents=True)
+    for label, started in (("0.12.0", 0.0), ("0.6.0", 86400.0), ("0.13.3", 0.0)):
+        (folder / f"{label}.json").write_text(json.dumps({"started": started, "rows": []}))
+        if label != "0.13.3":  # no record: not a column of the runner's
+            (folder / "sources" / f"{label}.json").write_text(json.dumps({"status": "ok"}))
+    (folder / "0.14.1.json").write_text("{}")
+    (folder / "sources" / "0.14.1.json").write_text("{}")
+    found = runner.earlier_results(tmp_path, [folder / "0.14.1.json"])
+    assert [(p.stem, r["run"]) for p, r in found] == [("0.6.0", "1970-01-02 00:00 UTC"),
+                                                      ("0.12.0", "1970-01-01 00:00 UTC")]

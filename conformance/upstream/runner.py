@@ -14,7 +14,8 @@ each source is "NOT TESTED: <reason>", "N unexpected result(s)" or "conformant t
 read from the rows' ``expected`` field and pytest's exit code. Column labels are unique: a git
 ref is labelled by its resolved commit (``0.14.1+git.1a2b3c4``). Results:
 ``reports/upstream/<label>.json`` (and ``sources/<label>.json``: where its trees came from,
-times); matrix: ``reports/upstream.{md,html,csv}`` (releases across, specs down), with the sources
+times); matrix: ``reports/upstream.{md,html,csv}`` (releases across, specs down; the columns of earlier
+runs still in ``reports/upstream/`` are kept, marked with their date, unless ``--only-this-run``), with the sources
 and the timeline of known bugs (``report.py``, ``timeline.py``). Exit code: 0 when every source is conformant to its expectations, 1 otherwise, 2 for
 bad arguments.
 """
@@ -232,6 +233,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("sources", nargs="+", help="releases, wheel files, checkouts, git:REPO@REF")
     parser.add_argument("--base", action="append", default=[], metavar="TORCH=PYTHON",
                         help="reuse an existing python that has this torch version")
+    parser.add_argument("--only-this-run", action="store_true",
+                        help="build the matrix from this run's sources only (default: also the "
+                             "columns of earlier runs still in REPORTS_DIR/upstream, marked so)")
     parser.add_argument("--expectations", action="append", default=[], metavar="FILE",
                         help="expectations for every source (default: the release's own file)")
     parser.add_argument("--pytest-args", default="", help="extra pytest arguments, quoted as in a shell")
@@ -330,6 +334,25 @@ def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, 
     return label, passed, text, results, record
 
 
+def earlier_results(reports_dir: Path, this_run: list[Path]) -> list[tuple[Path, dict]]:
+    """Results of other sources left in ``reports_dir/upstream`` by earlier runs (with their
+    sources record), so that re-testing one release does not drop the other columns."""
+    from conformance.upstream.timeline import version_key
+
+    mine = {p.resolve() for p in this_run}
+    found = []
+    for path in sorted((reports_dir / "upstream").glob("*.json"), key=lambda p: version_key(p.stem)):
+        record = report.record_path(path)
+        if path.resolve() in mine or not record.is_file():
+            continue
+        entry = json.loads(record.read_text(encoding="utf-8"))
+        started = json.loads(path.read_text(encoding="utf-8")).get("started")
+        entry["run"] = (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started))
+                        if started is not None else "date unknown")
+        found.append((path, entry))
+    return found
+
+
 def main(argv=None) -> int:
     global WORK  # install() and materialize_git() put their folders under it
     args = parse_args(argv)
@@ -358,6 +381,21 @@ def main(argv=None) -> int:
                               *(Path(p).parent.parent for p in args.base.values())])
     for line in filter(None, disk):
         log(line.lstrip("- "))
+    this_run = list(table)
+    earlier = [] if args.only_this_run else earlier_results(args.reports_dir, result_files)
+    for path, record in earlier:
+        log(f"earlier run kept in the matrix: torchrl {path.stem} ({record.get('status', '?')}, "
+            f"run {record['run']})")
+        table.append((path.stem, f"earlier run ({record['run']}): {record.get('status', '?')}",
+                      record.get("outcomes", "")))
+        result_files.append(path)
+        records.append(report.record_path(path))
+    if earlier:  # one version order for this run's columns and the kept ones
+        from conformance.upstream.timeline import version_key
+
+        table.sort(key=lambda row: version_key(row[0]))
+        pairs = sorted(zip(result_files, records, strict=True), key=lambda p: version_key(p[0].stem))
+        result_files, records = [p[0] for p in pairs], [p[1] for p in pairs]
     if result_files:
         from conformance.reporting.matrix import write_reports
 
@@ -370,7 +408,7 @@ def main(argv=None) -> int:
                                   title="TorchRL conformance by release", preface=preface):
             log(f"wrote {path}")
     log(f"total wall time {time.time() - started:.0f} s")
-    for label, text, _ in table:
+    for label, text, _ in this_run:
         if not text.startswith("conformant"):
             print(f"torchrl {label}: {text}", file=sys.stderr)
     return 1 if failed else 0
