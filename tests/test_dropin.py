@@ -99,3 +99,38 @@ def test_command_line_refuses_a_path_without_torchrl_tests(tmp_path):
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and done.stderr.startswith("ERROR:")
     assert "test/test_distributions.py" in done.stderr
+
+
+def test_junit_ids_become_node_ids(tmp_path):
+    from conformance.dropin.rerun import node_id
+
+    (tmp_path / "test" / "rb").mkdir(parents=True)
+    (tmp_path / "test" / "rb" / "test_rb_core.py").write_text("")
+    assert node_id("test.rb.test_rb_core.TestPrefetch::test_it[2]", tmp_path) == \
+        "test/rb/test_rb_core.py::TestPrefetch::test_it[2]"
+    assert node_id("test.rb.test_rb_core::test_plain", tmp_path) == "test/rb/test_rb_core.py::test_plain"
+    assert node_id("test.nowhere.Test::test_x", tmp_path) is None
+
+
+def test_a_test_that_passes_on_rerun_is_flaky_not_broken(tmp_path):
+    """Reruns of two tests the first swapped run failed: one passes on a swapped rerun
+    (flaky), one fails on every swapped rerun and passes as shipped (broken)."""
+    from conformance.dropin import rerun
+
+    (tmp_path / "test_mod.py").write_text("")
+    swapped_outcomes = {"test_mod::test_flaky": iter(["failure", "pass", "pass"]),
+                        "test_mod::test_broken": iter(["failure"] * 3)}
+
+    def command(targets, junit, swapped):
+        cases = []
+        for test_id, outcomes in swapped_outcomes.items():
+            failed = swapped and next(outcomes) == "failure"
+            body = '<failure message="boom"/>' if failed else ""
+            cases.append(f'<testcase classname="test_mod" name="{test_id.split("::")[1]}">'
+                         f"{body}</testcase>")
+        junit.write_text(f"<testsuite>{''.join(cases)}</testsuite>")
+        return ["true"]
+
+    found = rerun.flaky(list(swapped_outcomes), tmp_path, command, {}, tmp_path)
+    assert list(found) == ["test_mod::test_flaky"]
+    assert "swapped: failed, passed, passed" in found["test_mod::test_flaky"]

@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from conformance.dropin import rerun
 from conformance.dropin.compare import compare, read_junit, render
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,6 +38,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="markdown report (junit files are written next to it)")
     parser.add_argument("--sequential", action="store_true",
                         help="run the two passes one after the other (default: side by side)")
+    parser.add_argument("--reruns", type=int, default=rerun.RERUNS,
+                        help="reruns, each way, of a test the swap seems to break before it "
+                             "counts as broken (a flaky upstream test passes on one); 0: none")
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     return parser
 
@@ -89,11 +93,21 @@ def main(argv=None) -> int:
         return 2
     shipped, swapped = read_junit(junits["shipped"]), read_junit(junits["swapped"])
     comparison = compare(shipped, swapped)
+    suspects = [t for ids in comparison.broken.values() for t in ids]
+    if suspects and args.reruns:
+        print(f"[dropin] rerunning the {len(suspects)} test(s) the swap seems to break, "
+              f"{args.reruns} time(s) each way", flush=True)
+        comparison.flaky = rerun.flaky(
+            suspects, path, lambda t, j, s: _command(t, j, s, args.pytest_args), env,
+            out.parent, args.reruns)
+        comparison.broken = {sig: kept for sig, ids in comparison.broken.items()
+                             if (kept := [t for t in ids if t not in comparison.flaky])}
     out.write_text(render(comparison, shipped, swapped, f"{path}: {', '.join(targets)}"))
     undocumented = sum(map(len, comparison.broken.values()))
     deliberate = sum(map(len, comparison.deliberate.values()))
     print(f"[dropin] {len(shipped)} tests in {time.monotonic() - start:.0f} s; broken by the "
-          f"swap: {undocumented} undocumented, {deliberate} documented; report: {out}")
+          f"swap: {undocumented} undocumented, {deliberate} documented; flaky upstream (passed "
+          f"on rerun): {len(comparison.flaky)}; report: {out}")
     for sig, ids in sorted(comparison.broken.items(), key=lambda kv: -len(kv[1])):
         print(f"  {len(ids):4d} x {sig}")
     return 1 if undocumented else 0

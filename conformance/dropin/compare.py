@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from conformance.dropin.differences import DOCUMENTED, Difference
 
@@ -65,6 +65,7 @@ class Comparison:
     deliberate: dict[Difference, list[str]]  # documented -> test ids
     fixed: list[str]  # failed as shipped, pass swapped
     missing: list[str]  # ran as shipped, absent from the swapped run
+    flaky: dict[str, str] = field(default_factory=dict)  # test id -> what its reruns showed
 
 
 def compare(shipped: dict[str, Result], swapped: dict[str, Result]) -> Comparison:
@@ -122,6 +123,9 @@ def render(comparison: Comparison, shipped: dict[str, Result], swapped: dict[str
         lines += [f"  - `{i}`" for i in ids[:10]]
         if len(ids) > 10:
             lines.append(f"  - … and {len(ids) - 10} more")
+    lines += ["", f"## Flaky upstream, not counted (failed once swapped, then passed on rerun "
+              f"or failed as shipped too): {len(comparison.flaky)}", ""]
+    lines += [f"- `{i}`: {seen}" for i, seen in sorted(comparison.flaky.items())]
     lines += ["", f"## Failing as shipped, passing swapped: {len(comparison.fixed)}", ""]
     lines += [f"- `{i}`" for i in comparison.fixed]
     if comparison.missing:
