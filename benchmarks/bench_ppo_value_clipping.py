@@ -1,12 +1,14 @@
 """§4 PPO value clipping: the interface's ``area.critic_loss(...)`` with value clipping on, then
 backward through the value network. The interface builds the loss module on every call, so this
 is construction + forward + backward of a clipped PPO loss, for every implementation alike.
-No speed target: the area is about correctness; the ratio is reported for information.
+Target (issue #14, "no cost to swapping"): the reference ``ClipPPOLoss`` within 1.1x of
+TorchRL's at every size.
 """
 
 from __future__ import annotations
 
 from benchmarks.common import SEED, synchronize
+from benchmarks.targets import Target, ratio
 from benchmarks.workload import Timed, Workload, asv_class
 
 SIZES = [100, 1_000, 10_000, 100_000]
@@ -36,4 +38,15 @@ WORKLOADS = [CRITIC]
 
 CriticLossClipped = asv_class("CriticLossClipped", CRITIC)
 
-TARGETS: list = []
+
+
+def _worst_versus_torchrl(points, impl):
+    ratios = [ratio(points.median("forward_backward", impl, size=s),
+                    points.median("forward_backward", "torchrl", size=s)) for s in SIZES]
+    return None if None in ratios else max(ratios)
+
+
+TARGETS = [
+    Target("ClipPPOLoss with clip_value, {impl} / torchrl (max over sizes)", "<= 1.1",
+           _worst_versus_torchrl, lambda v: v <= 1.1, versus="torchrl"),
+]

@@ -3,6 +3,11 @@ the target). Both go through the interface: ``area.make(loc, scale)`` untimed, `
 timed.
 
 Inputs: loc = 1.5 N(0, 1), scale = U(0.05, 2.0), shape [n, 1], seeded, in float32 or float64.
+
+Issue #14 ("no cost to swapping") adds two targets: the mode of one action (batch 1, what a
+MODE evaluation rollout asks for) within 2x of TorchRL's ``deterministic_sample`` (tanh of the
+location: what the mode replaces), and, at 1e4 float32, building the distribution and taking its
+mode (``mode_constructed``) within 15x of one ``torch.tanh``.
 """
 
 from __future__ import annotations
@@ -48,14 +53,49 @@ def _tanh(area, dev, *, dtype, size):
     return Timed(call)
 
 
+def _deterministic_sample(area, dev, *, dtype, size):
+    loc, scale = _inputs(size, dev, dtype)
+    dist = area.make(loc, scale, low=-1.0, high=1.0)
+    if not hasattr(type(dist), "deterministic_sample"):
+        raise NotImplementedError(f"{type(dist).__name__} has no deterministic_sample")
+
+    def call():
+        dist.deterministic_sample
+        synchronize(dev)
+
+    return Timed(call)
+
+
+def _mode_constructed(area, dev, *, dtype, size):
+    loc, scale = _inputs(size, dev, dtype)
+
+    def call():
+        area.mode(area.make(loc, scale, low=-1.0, high=1.0))
+        synchronize(dev)
+
+    return Timed(call)
+
+
 MODE = Workload("mode", "tanh_normal_mode", {"dtype": DTYPES, "size": SIZES}, _mode,
                 doc="area.mode(dist) of a TanhNormal over [size, 1]")
 TANH = Workload("tanh", None, {"dtype": DTYPES, "size": SIZES}, _tanh,
                 doc="one torch.tanh over the same [size, 1] loc (the yardstick)")
-WORKLOADS = [MODE, TANH]
+ONE = {"dtype": DTYPES, "size": [1]}
+MODE_ONE = Workload("mode_batch1", "tanh_normal_mode", ONE, _mode,
+                    doc="area.mode(dist) of a TanhNormal over [1, 1]: one action")
+DETERMINISTIC_ONE = Workload("deterministic_sample_batch1", "tanh_normal_mode", ONE,
+                             _deterministic_sample,
+                             doc="dist.deterministic_sample over [1, 1] (tanh of the location)")
+CONSTRUCTED = Workload("mode_constructed", "tanh_normal_mode",
+                       {"dtype": DTYPES, "size": [10_000]}, _mode_constructed,
+                       doc="area.make(loc, scale) then area.mode(dist) over [size, 1]")
+WORKLOADS = [MODE, TANH, MODE_ONE, DETERMINISTIC_ONE, CONSTRUCTED]
 
 TanhNormalMode = asv_class("TanhNormalMode", MODE)
 TanhBaseline = asv_class("TanhBaseline", TANH)
+TanhNormalModeBatch1 = asv_class("TanhNormalModeBatch1", MODE_ONE)
+TanhNormalDeterministicBatch1 = asv_class("TanhNormalDeterministicBatch1", DETERMINISTIC_ONE)
+TanhNormalModeConstructed = asv_class("TanhNormalModeConstructed", CONSTRUCTED)
 
 
 def _versus_torchrl(dtype):
@@ -68,7 +108,24 @@ def _over_tanh(dtype):
                                  p.median("tanh", None, dtype=dtype, size=10_000))
 
 
+def _batch1_versus_deterministic(dtype):
+    return lambda p, impl: ratio(p.median("mode_batch1", impl, dtype=dtype, size=1),
+                                 p.median("deterministic_sample_batch1", "torchrl", dtype=dtype,
+                                          size=1))
+
+
+def _constructed_over_tanh(points, impl):
+    return ratio(points.median("mode_constructed", impl, dtype="float32", size=10_000),
+                 points.median("tanh", None, dtype="float32", size=10_000))
+
+
 TARGETS = [
+    *(Target(f"TanhNormal mode at batch 1 {dtype}: {{impl}} / torchrl deterministic_sample",
+             "<= 2", _batch1_versus_deterministic(dtype), lambda v: v <= 2, versus="torchrl")
+      for dtype in DTYPES),
+    Target("TanhNormal construction + mode at 1e4 float32: {impl} / one torch.tanh", "<= 15",
+           _constructed_over_tanh, lambda v: v <= 15, versus="torchrl"),
+] + [
     t for dtype in DTYPES for t in (
         Target(f"TanhNormal mode at 1e4 {dtype}: torchrl get_mode() / {{impl}}", ">= 100",
                _versus_torchrl(dtype), lambda v: v >= 100, versus="torchrl"),

@@ -4,15 +4,19 @@ No C++ extension: the segment tree (``impls.segment_tree``) is torch tensors, so
 runs on any torch build, on CPU or CUDA (``device=``); every operation is a fixed number of
 vectorised tensor ops per tree level, batched over the indices or draws.
 
-The sampler keeps one tree with four channels over the same leaves, so that one gather and one
-scatter per level serve all four (the three min channels are reduced by one op):
+The sampler keeps one tree with two or three channels over the same leaves, so that one gather
+and one scatter per level serve all of them (the min channels are reduced by one op):
 
 - ``q = (p + eps) ** alpha``, reduced by sum: the sampling law;
-- ``p`` and ``-p`` (raw priorities), reduced by min: the smallest priority and the largest one
-  (the default priority: the negated-min-tree idea of pytorch/rl#2210). Raw priorities are kept
-  exactly, so the maximum never has to be recovered by inverting ``q`` (impossible at
-  ``alpha == 0``) and changing ``alpha`` re-transforms exactly;
-- ``q`` again, reduced by min: the normaliser of the importance weights.
+- ``q`` again, reduced by min: the normaliser of the importance weights;
+- with ``max_priority_within_buffer`` only, ``-p`` (raw priorities, negated), reduced by min:
+  the largest stored priority, i.e. the default priority (the negated-min-tree idea of
+  pytorch/rl#2210). Without the flag nothing reads it, and every channel costs a gather and a
+  reduction per level on every write, so it is not kept.
+
+Raw priorities are kept exactly, in a plain per-slot vector beside the tree (no reduction reads
+them): the maximum never has to be recovered by inverting ``q`` (impossible at ``alpha == 0``)
+and changing ``alpha`` re-transforms exactly.
 
 The tree is float64. ``q`` is computed as TorchRL computes it, in the dtype the priorities come
 in (``torch.pow(priority + eps, alpha)``), and the weights as ``(q / q_min) ** -beta`` in
@@ -54,7 +58,7 @@ from impls.segment_tree import SegmentTree, _Channel
 _EMPTY_STORAGE_ERROR = "Cannot sample from an empty storage."
 
 
-_Q, _P, _NEG_P, _Q_MIN = 0, 1, 2, 3  # channels of the sampler's tree
+_Q, _Q_MIN, _NEG_P = 0, 1, 2  # channels of the sampler's tree (_NEG_P: within-buffer max only)
 
 
 class PrioritizedSampler(_TorchRLPrioritizedSampler):
@@ -121,12 +125,13 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
     # ------------------------------------------------------------------------------- state
     def _init(self) -> None:
         device = self._device or torch.device("cpu")
-        self._tree = SegmentTree(self._max_capacity, ("sum", "min", "min", "min"),
-                                 device=device)
+        ops = ("sum", "min", "min") if self._max_priority_within_buffer else ("sum", "min")
+        self._tree = SegmentTree(self._max_capacity, ops, device=device)
         self._sum_tree = _Channel(self._tree, _Q)
+        # raw priority per slot, +inf where no item is stored
+        self._raw = torch.full((self._max_capacity,), math.inf, dtype=torch.float64,
+                               device=device)
         self._historical = torch.tensor(-math.inf, dtype=torch.float64, device=device)
-        self._signs = torch.tensor([[1.0], [1.0], [-1.0], [1.0]], dtype=torch.float64,
-                                   device=device)
         # scratch for finding repeated indices in O(batch) (only entries just written are read)
         self._last_position = torch.zeros(self._max_capacity, dtype=torch.long, device=device)
         self._positions = torch.arange(self._max_capacity, device=device)
@@ -148,10 +153,10 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         device = torch.device(device)
         if device.type == "cuda" and device != self.device:
             self._tree.to(device)
+            self._raw = self._raw.to(device)
             self._historical = self._historical.to(device)
             self._last_position = self._last_position.to(device)
             self._positions = self._positions.to(device)
-            self._signs = self._signs.to(device)
 
     @property
     def alpha(self) -> float:
@@ -176,14 +181,24 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
     @property
     def _raw_priority(self) -> torch.Tensor:
         """Raw priority per slot, +inf for slots that hold no item."""
-        return self._tree.leaves[_P]
+        return self._raw
 
     def _retransform(self) -> None:
         raw = self._raw_priority
         written = torch.isfinite(raw)
         q = self._transform(torch.where(written, raw, torch.zeros_like(raw)))
-        self._tree.leaves[_Q] = torch.where(written, q, torch.zeros_like(q))
-        self._tree.leaves[_Q_MIN] = torch.where(written, q, torch.full_like(q, math.inf))
+        self._set_leaves(torch.where(written, q, torch.zeros_like(q)),
+                         torch.where(written, q, torch.full_like(q, math.inf)), raw)
+
+    def _set_leaves(self, q: torch.Tensor, q_min: torch.Tensor, raw: torch.Tensor) -> None:
+        """Write every leaf (q, its min channel, raw priorities; +inf marks empty slots) and
+        rebuild the tree: O(capacity)."""
+        leaves = self._tree.leaves
+        leaves[_Q] = q
+        leaves[_Q_MIN] = q_min
+        if self._max_priority_within_buffer:
+            leaves[_NEG_P] = torch.where(torch.isinf(raw), math.inf, -raw)
+        self._raw.copy_(raw)
         self._tree.rebuild()
 
     def _transform(self, raw: torch.Tensor) -> torch.Tensor:
@@ -241,10 +256,8 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         repeats are dropped: torch's vectorised pow can differ by one ulp with the length and
         position of an element, and the same q as upstream's is what makes the weights equal."""
         n = index.numel()
-        if n > 1:
-            distinct = torch.unique(index)  # sorted
-            if distinct.numel() == n and distinct[0].item() >= 0:
-                return (index, priority, self._q(priority)) if with_q else (index, priority)
+        if 1 < n <= self._max_capacity and self._distinct_and_valid(index):
+            return (index, priority, self._q(priority)) if with_q else (index, priority)
         if bool((index < 0).any()):
             keep = index >= 0
             index = index[keep]
@@ -265,6 +278,21 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
                         q = q[last]
         return (index, priority, q) if with_q else (index, priority)
 
+    def _distinct_and_valid(self, index: torch.Tensor) -> bool:
+        """True when ``index`` (1 < n <= capacity entries) holds no -1 and no repeat, in O(n)
+        and one host read: each entry writes its position into a per-slot scratch, and a repeat
+        leaves at least one entry reading back another entry's position (whichever write won).
+        A sort (``torch.unique``) cost several times more at batch 256."""
+        if index.device.type != "cpu":
+            distinct = torch.unique(index)  # sorted
+            return distinct.numel() == index.numel() and distinct[0].item() >= 0
+        low, high = torch.aminmax(index)
+        if low.item() < 0 or high.item() >= self._max_capacity:
+            return False
+        position = self._positions[: index.numel()]
+        self._last_position.index_copy_(0, index, position)
+        return bool(self._last_position.index_select(0, index).eq_(position).all())
+
     def _q(self, priority: torch.Tensor) -> torch.Tensor:
         """``(p + eps) ** alpha`` in the priorities' own dtype, as upstream (integers as
         ``torch.as_tensor(float)`` would give them)."""
@@ -273,10 +301,17 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
 
     # ------------------------------------------------------------------------ updates
     def _write(self, index: torch.Tensor, raw: torch.Tensor, path=None, q=None) -> None:
-        # channels (p, p, -p, p) in one op (promoting to float64), then q in the q channels
-        leaves = (raw if raw.ndim else raw.expand(index.shape)) * self._signs
-        leaves[_Q::_Q_MIN].copy_(self._q(raw) if q is None else q)
-        self._tree.set(index, leaves, path)
+        raw = raw if raw.ndim else raw.expand(index.shape)
+        q = self._q(raw) if q is None else q
+        tree = self._tree
+        leaves = torch.empty((len(tree.ops), index.numel()), dtype=torch.float64,
+                             device=index.device)
+        leaves[_Q : _Q_MIN + 1].copy_(q)  # q and its min channel, promoted to float64
+        raw = raw.to(torch.float64)
+        if self._max_priority_within_buffer:
+            torch.neg(raw, out=leaves[_NEG_P])
+        self._raw.index_copy_(0, index, raw)
+        tree.set(index, leaves, path)
 
     def _seen(self, raw_max: torch.Tensor) -> None:
         self._historical = torch.maximum(self._historical, raw_max.to(torch.float64))
@@ -323,9 +358,10 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         path = self._tree.path(index)
         if self._max_priority_within_buffer:
             # the replaced items leave the buffer before the new ones get their priority
-            gone = torch.tensor([[0.0], [math.inf], [math.inf], [math.inf]], dtype=torch.float64,
-                                device=self.device).expand(4, index.numel())
+            gone = torch.tensor([[0.0], [math.inf], [math.inf]], dtype=torch.float64,
+                                device=self.device).expand(3, index.numel())
             self._tree.set(index, gone, path)
+            self._raw.index_fill_(0, index, math.inf)
         # as upstream's torch.as_tensor(default_priority): the default dtype
         default = self._default_tensor().to(torch.get_default_dtype())
         self._write(index, default, path)
@@ -345,7 +381,7 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
             raise RuntimeError(_EMPTY_STORAGE_ERROR)
         rng = self._rng
         if self.device.type == "cpu" and (rng is None or rng.device.type == "cpu"):
-            total, _, _, q_min = self._tree.levels[-1][:, 0].tolist()
+            total, q_min = self._tree.levels[-1][: _Q_MIN + 1, 0].tolist()
             if not total > 0:
                 raise RuntimeError("non-positive p_sum")
             mass = _uniform_mass(batch_size, total, rng)
@@ -417,18 +453,19 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
             "_max_priority_within_buffer", self._max_priority_within_buffer)
         empty = torch.isnan(raw)
         gone = torch.full_like(raw, math.inf)  # the neutral element of the min channels
-        self._tree.leaves[_P] = torch.where(empty, gone, raw)
-        self._tree.leaves[_NEG_P] = torch.where(empty, gone, -raw)
+        raw = torch.where(empty, gone, raw)
+        if len(self._tree.ops) != (3 if self._max_priority_within_buffer else 2):
+            self._init()  # the flag changed: the tree gains or loses the -p channel
         self._historical = torch.tensor(float(state_dict["_historical_max"]),
                                         dtype=torch.float64, device=self.device)
         q = state_dict.get("_q")
         if q is None:
+            self._raw.copy_(raw)
             self._retransform()
             return
         q = q.to(device=self.device, dtype=torch.float64)
-        self._tree.leaves[_Q] = torch.where(empty, torch.zeros_like(q), q)
-        self._tree.leaves[_Q_MIN] = torch.where(empty, gone, q)
-        self._tree.rebuild()
+        self._set_leaves(torch.where(empty, torch.zeros_like(q), q), torch.where(empty, gone, q),
+                         raw)
 
     def dumps(self, path) -> None:
         """Write ``raw_priority.pt`` and, for TorchRL's ``loads``, ``sumtree.memmap`` /

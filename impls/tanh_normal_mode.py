@@ -40,6 +40,8 @@ value inside the bound is returned, never the bound itself (the density is 0 the
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 from torchrl.modules import TanhNormal as _TorchRLTanhNormal
@@ -120,11 +122,87 @@ def tanh_normal_mode(loc: torch.Tensor, scale: torch.Tensor, low=-1.0, high=1.0)
     out_dtype = torch.promote_types(loc.dtype, scale.dtype)
     if not out_dtype.is_floating_point:
         out_dtype = torch.get_default_dtype()
+    if (loc.device.type == "cpu" and scale.device.type == "cpu" and loc.numel() <= SMALL_BATCH
+            and scale.numel() <= SMALL_BATCH and _is_cpu_scalar(low) and _is_cpu_scalar(high)):
+        small = _small_batch_mode(loc, scale, float(low), float(high), out_dtype)
+        if small is not None:
+            return small
     work = _working_dtype(loc.device)
     with torch.no_grad():
         mu, sigma = torch.broadcast_tensors(loc.detach().to(work), scale.detach().to(work))
         t = _tanh_of_root(mu.abs(), sigma * sigma).copysign_(mu)
         return _affine_inside(t, low, high, out_dtype)
+
+
+# ----------------------------------------------------------------------------------------------
+# Small CPU batches (a policy acting on one observation): the solve below, in plain Python
+# floats. The vectorised solve is about sixty tensor ops, each costing a few microseconds of
+# dispatch whatever its size; for a handful of elements the same arithmetic on Python floats
+# (IEEE float64, the working dtype) takes a few microseconds in all. The two paths run the same
+# formulas; they differ only where the vectorised one takes the cubic-model guess in float32 and
+# in the last ulp of expm1, which moves the converged root by float64 rounding (tested).
+
+SMALL_BATCH = 16
+#: inputs the float path takes: finite, and within ranges where none of its intermediate values
+#: can overflow to inf (Python float division by zero raises rather than giving inf); anything
+#: else goes to the vectorised path, which follows IEEE through inf and NaN
+_SMALL_MIN_S, _SMALL_MAX_M = 1e-100, 1e100
+_TINY64 = float(np.finfo(np.float64).tiny)
+
+
+def _small_batch_mode(loc, scale, low: float, high: float, dtype):
+    """``tanh_normal_mode`` for at most ``SMALL_BATCH`` CPU elements in Python floats, or None
+    when an input lies outside what this path takes (see ``_SMALL_MIN_S``) or the output dtype
+    is not float32/float64."""
+    if dtype not in (torch.float32, torch.float64) or not high > low:
+        return None
+    shape = torch.broadcast_shapes(loc.shape, scale.shape)
+    n = shape.numel()
+    mus = loc.detach().expand(shape).reshape(n).tolist() if n else []
+    sigmas = scale.detach().expand(shape).reshape(n).tolist() if n else []
+    c, r = (high + low) * 0.5, (high - low) * 0.5
+    if dtype == torch.float32:
+        inner_lo = float(np.nextafter(np.float32(low), np.float32(high)))
+        inner_hi = float(np.nextafter(np.float32(high), np.float32(low)))
+    else:
+        inner_lo, inner_hi = float(np.nextafter(low, high)), float(np.nextafter(high, low))
+    out = []
+    for mu, sigma in zip(mus, sigmas):
+        mu, s = float(mu), float(sigma) * float(sigma)
+        m = abs(mu)
+        if not (_SMALL_MIN_S <= s <= _SMALL_MAX_M and m <= _SMALL_MAX_M):  # NaN fails too
+            return None
+        y = math.copysign(_tanh_of_root_float(m, s), mu) * r + c
+        if dtype == torch.float32:
+            y = float(np.float32(y))  # round as .to(float32) does, then clamp
+        out.append(min(max(y, inner_lo), inner_hi))
+    return torch.tensor(out, dtype=dtype).reshape(shape)
+
+
+def _tanh_of_root_float(m: float, s: float) -> float:
+    """``_tanh_of_root`` for one element, step for step (see ``_Newton``)."""
+    two_s = s + s
+    k = (1.0 / s) * 1.5
+    p = (1.0 - two_s) * k
+    q = m * k
+    root = -math.copysign(math.sqrt(abs(p)), p)
+    x = max(root, min(q / max(p, _TINY64), q ** (1.0 / 3.0)))
+    slope0 = 1.0 - two_s
+
+    def residual(x):
+        em = math.expm1(-2.0 * x)
+        neg_t = em / (em + 2.0)
+        u = two_s * neg_t
+        return neg_t, (x - m) + u, max(slope0 + u * neg_t, _TINY64)
+
+    _, h, dh = residual(x)
+    x = min(abs(x - h / dh), m + two_s)
+    for _ in range(NEWTON_STEPS - 1):
+        _, h, dh = residual(x)
+        x = x - h / dh
+    neg_t, h, dh = residual(x)
+    t = -(neg_t + (1.0 - neg_t * neg_t) * (h / dh))
+    return min(max(t, 0.0), 1.0)
 
 
 def _affine_inside(t, low, high, dtype):

@@ -133,7 +133,8 @@ def test_report_ratios_and_targets_from_a_pytest_benchmark_json(tmp_path, monkey
         "- PER extend over the max slot, torchrl: time(1e6) / time(1e3) = **20** "
         "(target <= 2: NOT met)"]
     assert TARGETS[1].lines(points, impls) == [
-        "- PER sample_256 at 1e6, reference / torchrl C++ trees: not measured (target <= 2)"]
+        "- PER sample_256, reference / torchrl C++ trees (max over capacities 4e3 .. 1e6): "
+        "not measured (target <= 1.0)"]
 
 
 def test_points_key_parameters_by_their_text():

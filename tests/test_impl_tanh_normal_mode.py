@@ -172,3 +172,37 @@ def test_probabilistic_actor_mode_exploration_returns_the_exact_mode():
     with set_exploration_type(ExplorationType.DETERMINISTIC):
         action = actor(td.clone())["action"]
     assert torch.allclose(action, torch.full((4, 1), float(np.tanh(0.2))), atol=1e-6)
+
+
+def test_small_batch_float_path_agrees_with_the_vectorised_solve():
+    """Small CPU batches are solved in Python floats (impls.tanh_normal_mode._small_batch_mode):
+    the same formulas as the vectorised solve, equal to it up to float64 rounding, over the
+    sweep's ranges and at the cusp."""
+    from impls.tanh_normal_mode import SMALL_BATCH, _small_batch_mode
+
+    rng = np.random.default_rng(3)
+    m = np.concatenate([rng.uniform(-50, 50, 3000), rng.normal(0, 1e-3, 1000), [0.0, -0.0]])
+    s = np.concatenate([np.exp(rng.uniform(np.log(1e-8), np.log(300), 3000)),
+                        0.5 + rng.normal(0, 1e-3, 1000), [0.7, 0.7]])
+    loc, scale = torch.tensor(m), torch.tensor(np.sqrt(s))
+    vectorised = tanh_normal_mode(loc, scale)  # > SMALL_BATCH: the tensor path
+    small = torch.cat([_small_batch_mode(loc[i:i + SMALL_BATCH], scale[i:i + SMALL_BATCH],
+                                         -1.0, 1.0, torch.float64)
+                       for i in range(0, len(m), SMALL_BATCH)])
+    assert (small - vectorised).abs().max().item() <= 5e-14
+    assert torch.equal(torch.signbit(small), torch.signbit(vectorised))
+    for dtype in (torch.float32, torch.float64):  # the public entry takes the small path
+        one = tanh_normal_mode(loc[:1].to(dtype).reshape(1, 1), scale[:1].to(dtype), 2.0, 5.0)
+        ref = tanh_normal_mode(loc[:64].to(dtype).reshape(64, 1), scale[:64].to(dtype), 2.0, 5.0)
+        assert one.dtype == dtype and one.shape == (1, 1) and not one.requires_grad
+        assert abs(one.item() - ref[0, 0].item()) <= (4e-7 if dtype == torch.float32 else 2e-13)
+
+
+@pytest.mark.parametrize(("loc", "scale"), [(0.5, 0.0), (float("nan"), 1.0), (1.0, float("inf")),
+                                            (1e120, 1.0), (1.0, 1e-60)])
+def test_small_batch_path_leaves_extreme_inputs_to_the_vectorised_solve(loc, scale):
+    from impls.tanh_normal_mode import _small_batch_mode
+
+    args = (torch.tensor([loc]), torch.tensor([scale]), -1.0, 1.0, torch.float64)
+    assert _small_batch_mode(*args) is None
+    tanh_normal_mode(*args[:4])  # and the public call does not raise
