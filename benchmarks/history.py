@@ -94,10 +94,49 @@ def _trees(source, base: str, folder: Path) -> Path | None:
     return trees.overlay
 
 
-def run(release: str, bench: str | None, quick: bool) -> int:
+def drop_cuda_points(path: Path) -> list[str]:
+    """On a machine without CUDA, a cuda point can only be "n/a". asv has been seen to record a
+    number for one anyway (two torchrl cuda points of a 0.6.0 run, where every setup raises
+    NotImplementedError("no CUDA device")): such numbers are removed, each named, never kept as
+    a cuda measurement."""
+    import itertools
+    import json
+
+    document = json.loads(path.read_text())
+    columns = document.get("result_columns", [])
+    dropped = []
+    for name, entry in document.get("results", {}).items():
+        record = dict(zip(columns, entry, strict=False))
+        if not record.get("params") or not isinstance(record.get("result"), list):
+            continue
+        for i, combo in enumerate(itertools.product(*record["params"])):
+            value = record["result"][i]
+            if "'cuda'" in combo and value is not None and value == value:
+                dropped.append(f"{name}{list(combo)}: {value:.3g} s")
+                for key, values in record.items():
+                    if key not in ("params", "version", "started_at", "duration") and \
+                            isinstance(values, list) and len(values) > i:
+                        values[i] = None
+        document["results"][name] = [record.get(c) for c in columns]
+    if dropped:
+        path.write_text(json.dumps(document))
+    return dropped
+
+
+def _latest_result(release: str) -> Path | None:
+    results = ROOT / "reports" / "asv" / "results"
+    found = sorted(results.glob(f"*/*asv_history_torchrl-{release}_bin_python.json"),
+                   key=lambda p: p.stat().st_mtime)
+    return found[-1] if found else None
+
+
+def head_commit() -> str:
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+def run(release: str, bench: str | None, quick: bool, commit: str) -> int:
     python = environment(release)
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True, check=True).stdout.strip()
     cmd = [sys.executable, "-m", "asv", "run", "--environment", f"existing:{python}",
            "--set-commit-hash", commit, "--show-stderr", "--record-samples"]
     if quick:
@@ -105,7 +144,15 @@ def run(release: str, bench: str | None, quick: bool) -> int:
     if bench:
         cmd += ["--bench", bench]
     print(f"+ [torchrl {release}]", " ".join(cmd), flush=True)
-    return subprocess.run(cmd, cwd=ROOT).returncode
+    status = subprocess.run(cmd, cwd=ROOT).returncode
+    import torch
+
+    latest = _latest_result(release)
+    if latest is not None and not torch.cuda.is_available():
+        for point in drop_cuda_points(latest):
+            print(f"[history] torchrl {release}: dropped a cuda number recorded without CUDA: "
+                  f"{point}", flush=True)
+    return status
 
 
 def table(benchmark: str, results_dir: Path | None = None) -> list[str]:
@@ -163,9 +210,10 @@ def main(argv=None) -> int:
     subprocess.run([sys.executable, "-m", "asv", "machine", "--yes"], cwd=ROOT, check=True,
                    capture_output=True)
     status = 0
+    commit = head_commit()  # one commit for every release of this run, wherever HEAD moves
     for release in args.releases:
         try:
-            status |= run(release, args.bench, args.quick)
+            status |= run(release, args.bench, args.quick, commit)
         except SourceError as exc:
             print(f"ERROR: torchrl {release}: {exc}", file=sys.stderr)
             status = 1

@@ -167,7 +167,7 @@ def _small_batch_mode(loc, scale, low: float, high: float, dtype):
     else:
         inner_lo, inner_hi = float(np.nextafter(low, high)), float(np.nextafter(high, low))
     out = []
-    for mu, sigma in zip(mus, sigmas):
+    for mu, sigma in zip(mus, sigmas, strict=True):
         mu, s = float(mu), float(sigma) * float(sigma)
         m = abs(mu)
         if not (_SMALL_MIN_S <= s <= _SMALL_MAX_M and m <= _SMALL_MAX_M):  # NaN fails too

@@ -171,3 +171,16 @@ def test_history_table_reads_asv_results_by_release(tmp_path):
     assert table(name, tmp_path) == [
         "| parameters | torchrl 0.6.0 | torchrl 0.14.1 |", "|---|---|---|",
         "| reference, cpu, 1000 | n/a | 1 ms |", "| reference, cpu, 1000000 | n/a | 2 ms |"]
+
+
+def test_history_drops_cuda_numbers_recorded_without_cuda(tmp_path):
+    from benchmarks.history import drop_cuda_points
+
+    name = "bench_prioritized_replay.ExtendOverMax.time_extend_over_max"
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"result_columns": ["result", "params", "samples"], "results": {
+        name: [[1e-3, 0.07], [["'torchrl'"], ["'cpu'", "'cuda'"], ["10000"]], [[1e-3], [0.07]]]}}))
+    assert drop_cuda_points(path) == [f"{name}[\"'torchrl'\", \"'cuda'\", '10000']: 0.07 s"]
+    result, _, samples = json.loads(path.read_text())["results"][name]
+    assert result == [1e-3, None] and samples == [[1e-3], None]
+    assert drop_cuda_points(path) == []  # nothing left to drop: the file is not rewritten
