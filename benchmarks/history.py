@@ -175,9 +175,11 @@ def table(benchmark: str, results_dir: Path | None = None) -> list[str]:
             by_release[release] = record
     if not by_release:
         return [f"no history results for {benchmark}"]
-    some = next(iter(by_release.values()))
-    grids = [[v.strip("'") for v in axis] for axis in some["params"]]
-    points = [combo for combo in itertools.product(*grids) if "cuda" not in combo]
+    points: list[tuple] = []  # the union of the releases' grids (a grid may have grown)
+    for record in by_release.values():
+        grids = [[v.strip("'") for v in axis] for axis in record["params"]]
+        points += [c for c in itertools.product(*grids) if "cuda" not in c and c not in points]
+    points.sort(key=lambda combo: tuple(int(v) if v.isdigit() else v for v in combo))
     releases = sorted(by_release, key=lambda r: tuple(int(x) for x in r.split(".")))
     lines = ["| parameters | " + " | ".join(f"torchrl {r}" for r in releases) + " |",
              "|---|" + "---|" * len(releases)]
