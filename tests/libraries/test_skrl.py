@@ -1,10 +1,12 @@
-"""The skrl adapter returns the value loss skrl's own PPO.update() computes and steps on."""
+"""The skrl adapters return what skrl's own code computes and steps on: PPO.update()'s value
+loss, SAC.update()'s losses, MultiCategoricalMixin's joint log-prob; mutants fail."""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
 
+from tests.conftest import run_suite
 from tests.libraries.conftest import need
 
 need("skrl")
@@ -36,3 +38,70 @@ def test_the_returned_loss_is_the_one_skrls_optimiser_receives_gradients_from():
         torch.testing.assert_close(grad, param.grad, rtol=1e-12, atol=1e-12)
     tracked = agent.tracking_data["Loss / Value loss"]
     assert float(agent.cfg.value_loss_scale * mse) == tracked[-1]
+
+
+# ------------------------------------------------------------------------------------ §3 SAC
+
+
+def test_the_sac_losses_are_what_skrls_optimisers_step_on():
+    """With plain SGD (lr 1) as the critic optimiser, one skrl update() (its own scaler) moves
+    each critic by minus the gradient of skrl's critic loss, half the spec's (the adapter reports
+    it times 2); with SGD as the policy optimiser (the critics' a recorder, so they stay put),
+    the policy moves by minus the policy loss's gradient."""
+    from conformance import test_sac_done_states as spec
+    from conformance.implementations.introspect import quiet
+    from conformance.implementations.skrl_areas.sac_done_states import _RecordingOptimizer
+
+    area = IMPLEMENTATION.sac_done_states
+    nets, _ = spec.networks("continuous")
+    data = spec.batch("continuous", "single", "truncated")
+    args = (spec.ALPHA, spec.GAMMA, spec.TARGET_ENTROPY["continuous"])
+    out = area.loss(networks=nets, batch=data, skip_done_states=False, alpha=args[0],
+                    gamma=args[1], target_entropy=args[2])
+    for stepped in ("critic", "policy"):
+        agent, actor, critics = area.build(nets, data, *args)
+        named = {"policy": list(actor.named_parameters()),
+                 "critic": [(f"{i}.{n}", p) for i, c in enumerate(critics)
+                            for n, p in c.q.named_parameters()]}
+        for which in ("policy", "critic"):
+            params = [p for _, p in named[which]]
+            setattr(agent, f"{which}_optimizer", torch.optim.SGD(params, lr=1.0)
+                    if which == stepped else _RecordingOptimizer(named[which]))
+        before = {n: p.detach().clone() for n, p in named[stepped]}
+        with quiet():
+            agent.update(timestep=0, timesteps=1)
+        for name, p in named[stepped]:
+            if stepped == "policy":
+                expected = out.actor_grad[name]
+            else:
+                i, rest = name.split(".", 1)
+                expected = out.qvalue_grad[int(i)][rest] / 2
+            torch.testing.assert_close(before[name] - p.detach(), expected, rtol=1e-10,
+                                       atol=1e-12)
+
+
+def test_a_skrl_sac_mutant_fails_the_truncation_spec(tmp_path):
+    """skrl's SAC storing terminated | truncated fails the spec the real one passes."""
+    run = run_suite(tmp_path, "conformance/test_sac_done_states.py", "-k",
+                    "truncated and continuous and single and False", "--impl",
+                    "skrl,tests.libraries.mutants:SKRL_TRUNCATION_AS_TERMINATION")
+    real = run.rows(implementation="skrl")
+    mutant = run.rows(implementation="SKRL_TRUNCATION_AS_TERMINATION")
+    assert real and all(r["outcome"] == "pass" for r in real), run.output[-3000:]
+    assert mutant and all(r["outcome"] == "fail" and "truncation is treated as termination"
+                          in r["message"] for r in mutant), mutant
+
+
+# ----------------------------------------------------------------------- §2 multi-categorical
+
+
+def test_the_joint_log_prob_is_skrls_and_a_mutant_fails(tmp_path):
+    """The aggregate is what MultiCategoricalMixin.act returns as outputs['log_prob'] (sum
+    reduction); the same model with reduction='mean' fails the specs naming the aggregate."""
+    run = run_suite(tmp_path, "conformance/test_composite_log_prob.py", "-k",
+                    "test_actor_log_probs_match_oracle and seed and random", "--impl",
+                    "skrl,tests.libraries.mutants:SKRL_MEAN_OF_HEADS")
+    assert [r["outcome"] for r in run.rows(implementation="skrl")] == ["pass"], run.output[-3000:]
+    mutant = run.rows(implementation="SKRL_MEAN_OF_HEADS")
+    assert mutant and all(r["outcome"] == "fail" and "aggregate log-prob" in r["message"]
+                          for r in mutant), mutant

@@ -102,18 +102,19 @@ class TianshouSAC:
     def __init__(self, ts):
         self.ts = ts
 
-    def build(self, networks, batch, alpha, gamma, target_entropy, optim=None):
-        """The algorithm (its optimisers from ``optim``, an OptimizerFactory, or Adam) and the
-        filled buffer."""
+    def build(self, networks, batch, alpha, gamma, target_entropy, critic_optim=None,
+              policy_optim=None):
+        """The algorithm (optimisers from the given OptimizerFactory's, or Adam) and the filled
+        buffer."""
         ts = self.ts
         n_actions = batch.action.shape[-1]
-        optim = optim or ts.AdamOptimizerFactory()
+        critic_optim = critic_optim or ts.AdamOptimizerFactory()
         actor = copy.deepcopy(networks.actor)
         critics = [_Critic(copy.deepcopy(q)) for q in networks.qvalues]
         auto = ts.AutoAlpha(target_entropy, math.log(alpha), ts.AdamOptimizerFactory())
-        common = dict(policy_optim=optim, critic=critics[0], critic_optim=optim,
-                      critic2=critics[1], critic2_optim=optim, tau=0.005, gamma=gamma,
-                      alpha=auto, n_step_return_horizon=1)
+        common = dict(policy_optim=policy_optim or ts.AdamOptimizerFactory(), critic=critics[0],
+                      critic_optim=critic_optim, critic2=critics[1], critic2_optim=critic_optim,
+                      tau=0.005, gamma=gamma, alpha=auto, n_step_return_horizon=1)
         with quiet():
             if networks.kind == "continuous":
                 space = ts.Box(-1.0, 1.0, (n_actions,), dtype=np.float64)
