@@ -7,7 +7,12 @@ import numpy as np
 import torch
 
 from tests.conftest import run_suite
-from tests.libraries.conftest import need
+from tests.libraries.conftest import (
+    assert_sgd_step_is_minus_the_gradient,
+    need,
+    sac_parameters,
+    sac_truncation_mutant_fails,
+)
 
 need("stable_baselines3")
 
@@ -93,8 +98,8 @@ def test_the_sac_losses_are_what_sb3s_optimisers_step_on():
     minus the gradient of SB3's critic loss, half the spec's (the adapter reports it times 2);
     with SGD as the actor's (the critic's a recorder, so it stays put), the actor moves by minus
     the actor loss's gradient."""
+    from conformance.implementations.capture import RecordingOptimizer
     from conformance.implementations.introspect import quiet
-    from conformance.implementations.sb3_areas.sac_done_states import _RecordingOptimizer
 
     area = IMPLEMENTATION.sac_done_states
     nets, data, (alpha, gamma, entropy) = _sac_case()
@@ -103,37 +108,21 @@ def test_the_sac_losses_are_what_sb3s_optimisers_step_on():
     for stepped in ("critic", "actor"):
         model, actor, critics = area.build(nets, data, alpha, gamma, entropy)
         model.lr_schedule = lambda _: 1.0  # train() resets every optimiser's lr from it
-        named = {"actor": list(actor.named_parameters()),
-                 "critic": [(f"{i}.{n}", p) for i, q in enumerate(critics)
-                            for n, p in q.q.named_parameters()]}
+        named = sac_parameters(actor, critics)
         for which, owner in (("actor", model.actor), ("critic", model.critic)):
             params = [p for _, p in named[which]]
             owner.optimizer = (torch.optim.SGD(params, lr=1.0) if which == stepped
-                               else _RecordingOptimizer(named[which]))
+                               else RecordingOptimizer(named[which]))
         before = {n: p.detach().clone() for n, p in named[stepped]}
         with quiet():
             model.train(gradient_steps=1, batch_size=model.batch_size)
-        for name, p in named[stepped]:
-            if stepped == "actor":
-                expected = out.actor_grad[name]
-            else:
-                i, rest = name.split(".", 1)
-                expected = out.qvalue_grad[int(i)][rest] / 2
-            torch.testing.assert_close(before[name] - p.detach(), expected, rtol=1e-10,
-                                       atol=1e-12)
+        assert_sgd_step_is_minus_the_gradient(named[stepped], before, out, critic_scale=2)
 
 
 def test_an_sb3_sac_mutant_fails_the_truncation_spec(tmp_path):
     """SB3 with handle_timeout_termination=False (time-limit truncations stored as done) fails
     the spec the default SB3 passes, naming the bug."""
-    run = run_suite(tmp_path, "conformance/test_sac_done_states.py", "-k",
-                    "truncated and continuous and single and False", "--impl",
-                    "sb3,tests.libraries.mutants:SB3_NO_TIMEOUT_HANDLING")
-    real = run.rows(implementation="sb3")
-    mutant = run.rows(implementation="SB3_NO_TIMEOUT_HANDLING")
-    assert real and all(r["outcome"] == "pass" for r in real), run.output[-3000:]
-    assert mutant and all(r["outcome"] == "fail" and "truncation is treated as termination"
-                          in r["message"] for r in mutant), mutant
+    sac_truncation_mutant_fails(tmp_path, "sb3", "SB3_NO_TIMEOUT_HANDLING")
 
 
 # ----------------------------------------------------------------------- §2 multi-categorical

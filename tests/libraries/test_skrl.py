@@ -7,7 +7,12 @@ import numpy as np
 import torch
 
 from tests.conftest import run_suite
-from tests.libraries.conftest import need
+from tests.libraries.conftest import (
+    assert_sgd_step_is_minus_the_gradient,
+    need,
+    sac_parameters,
+    sac_truncation_mutant_fails,
+)
 
 need("skrl")
 
@@ -31,7 +36,7 @@ def test_the_returned_loss_is_the_one_skrls_optimiser_receives_gradients_from():
     mse = area.update_once(agent)
     recorded = agent.optimizer.steps
     assert len(recorded) == 1
-    stepped = recorded[0][-2:]  # the value model's parameters: net.weight, net.bias
+    stepped = [recorded[0][f"value.net.{n}"] for n in ("weight", "bias")]
     net.zero_grad(set_to_none=True)
     (agent.cfg.value_loss_scale * mse).backward()
     for grad, param in zip(stepped, net.parameters(), strict=True):
@@ -49,8 +54,8 @@ def test_the_sac_losses_are_what_skrls_optimisers_step_on():
     it times 2); with SGD as the policy optimiser (the critics' a recorder, so they stay put),
     the policy moves by minus the policy loss's gradient."""
     from conformance import test_sac_done_states as spec
+    from conformance.implementations.capture import RecordingOptimizer
     from conformance.implementations.introspect import quiet
-    from conformance.implementations.skrl_areas.sac_done_states import _RecordingOptimizer
 
     area = IMPLEMENTATION.sac_done_states
     nets, _ = spec.networks("continuous")
@@ -58,38 +63,24 @@ def test_the_sac_losses_are_what_skrls_optimisers_step_on():
     args = (spec.ALPHA, spec.GAMMA, spec.TARGET_ENTROPY["continuous"])
     out = area.loss(networks=nets, batch=data, skip_done_states=False, alpha=args[0],
                     gamma=args[1], target_entropy=args[2])
-    for stepped in ("critic", "policy"):
+    for stepped in ("critic", "actor"):
         agent, actor, critics = area.build(nets, data, *args)
-        named = {"policy": list(actor.named_parameters()),
-                 "critic": [(f"{i}.{n}", p) for i, c in enumerate(critics)
-                            for n, p in c.q.named_parameters()]}
-        for which in ("policy", "critic"):
+        named = sac_parameters(actor, critics)
+        for which in ("actor", "critic"):
             params = [p for _, p in named[which]]
-            setattr(agent, f"{which}_optimizer", torch.optim.SGD(params, lr=1.0)
-                    if which == stepped else _RecordingOptimizer(named[which]))
+            optimizer = (torch.optim.SGD(params, lr=1.0) if which == stepped
+                         else RecordingOptimizer(named[which]))
+            setattr(agent, "policy_optimizer" if which == "actor" else "critic_optimizer",
+                    optimizer)
         before = {n: p.detach().clone() for n, p in named[stepped]}
         with quiet():
             agent.update(timestep=0, timesteps=1)
-        for name, p in named[stepped]:
-            if stepped == "policy":
-                expected = out.actor_grad[name]
-            else:
-                i, rest = name.split(".", 1)
-                expected = out.qvalue_grad[int(i)][rest] / 2
-            torch.testing.assert_close(before[name] - p.detach(), expected, rtol=1e-10,
-                                       atol=1e-12)
+        assert_sgd_step_is_minus_the_gradient(named[stepped], before, out, critic_scale=2)
 
 
 def test_a_skrl_sac_mutant_fails_the_truncation_spec(tmp_path):
     """skrl's SAC storing terminated | truncated fails the spec the real one passes."""
-    run = run_suite(tmp_path, "conformance/test_sac_done_states.py", "-k",
-                    "truncated and continuous and single and False", "--impl",
-                    "skrl,tests.libraries.mutants:SKRL_TRUNCATION_AS_TERMINATION")
-    real = run.rows(implementation="skrl")
-    mutant = run.rows(implementation="SKRL_TRUNCATION_AS_TERMINATION")
-    assert real and all(r["outcome"] == "pass" for r in real), run.output[-3000:]
-    assert mutant and all(r["outcome"] == "fail" and "truncation is treated as termination"
-                          in r["message"] for r in mutant), mutant
+    sac_truncation_mutant_fails(tmp_path, "skrl", "SKRL_TRUNCATION_AS_TERMINATION")
 
 
 # ----------------------------------------------------------------------- §2 multi-categorical

@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.conftest import run_suite
-from tests.libraries.conftest import need
+from tests.libraries.conftest import need, sac_truncation_mutant_fails
 
 need("tianshou")
 
@@ -129,11 +128,4 @@ def test_the_sac_losses_are_what_tianshous_optimisers_step_on(kind):
 def test_a_tianshou_sac_mutant_fails_the_truncation_spec(tmp_path):
     """Tianshou with truncated transitions stored as terminated fails the spec the real one
     passes, naming the bug."""
-    run = run_suite(tmp_path, "conformance/test_sac_done_states.py", "-k",
-                    "truncated and single and False", "--impl",
-                    "tianshou,tests.libraries.mutants:TIANSHOU_TRUNCATION_AS_TERMINATION")
-    real = run.rows(implementation="tianshou")
-    mutant = run.rows(implementation="TIANSHOU_TRUNCATION_AS_TERMINATION")
-    assert real and all(r["outcome"] == "pass" for r in real), run.output[-3000:]
-    assert len(mutant) == 2 and all(r["outcome"] == "fail" and "truncation is treated as "
-                                    "termination" in r["message"] for r in mutant), mutant
+    sac_truncation_mutant_fails(tmp_path, "tianshou", "TIANSHOU_TRUNCATION_AS_TERMINATION")

@@ -44,6 +44,7 @@ import copy
 import numpy as np
 import torch
 
+from conformance.implementations.capture import RecordingOptimizer
 from conformance.implementations.introspect import quiet
 from conformance.implementations.library_sac import as_rows, state_table, unsupported
 from conformance.interface import SACOutcome
@@ -58,23 +59,6 @@ class _RowQ(torch.nn.Module):
 
     def forward(self, x):
         return self.q(self.table[as_rows(x[:, :1])], x[:, 1:].to(torch.float64))
-
-
-class _RecordingOptimizer:
-    """Keeps the gradients present at ``step()``; never changes a parameter."""
-
-    def __init__(self, named):
-        self.named = list(named)
-        self.param_groups = [{"params": [p for _, p in self.named], "lr": 0.0}]
-        self.steps: list[dict[str, torch.Tensor]] = []
-
-    def zero_grad(self, set_to_none=True):
-        for _, p in self.named:
-            p.grad = None
-
-    def step(self):
-        self.steps.append({n: (torch.zeros_like(p) if p.grad is None else p.grad.clone())
-                           for n, p in self.named})
 
 
 class SB3SAC:
@@ -127,8 +111,8 @@ class SB3SAC:
 
     def train_once(self, model, actor, critics):
         """One SB3 ``train()`` step with recording optimisers; the recorded gradients."""
-        model.actor.optimizer = _RecordingOptimizer(actor.named_parameters())
-        model.critic.optimizer = _RecordingOptimizer(
+        model.actor.optimizer = RecordingOptimizer(actor.named_parameters())
+        model.critic.optimizer = RecordingOptimizer(
             (f"{i}.{n}", p) for i, q in enumerate(critics) for n, p in q.q.named_parameters())
         with quiet():
             model.train(gradient_steps=1, batch_size=model.batch_size)

@@ -41,13 +41,14 @@ import copy
 
 import torch
 
+from conformance.implementations.capture import DisabledScaler, RecordingOptimizer
 from conformance.implementations.introspect import quiet
 from conformance.implementations.library_sac import as_rows, state_table, unsupported
 from conformance.implementations.skrl_areas.ppo_value_clipping import _float64
 from conformance.interface import SACOutcome
 
 
-class _RecordingScaler:
+class _RecordingScaler(DisabledScaler):
     """A disabled GradScaler that keeps every loss it is asked to scale."""
 
     def __init__(self):
@@ -56,32 +57,6 @@ class _RecordingScaler:
     def scale(self, loss):
         self.losses.append(loss)
         return loss
-
-    def unscale_(self, optimizer):
-        pass
-
-    def step(self, optimizer):
-        optimizer.step()
-
-    def update(self):
-        pass
-
-
-class _RecordingOptimizer:
-    """Keeps the gradients present at ``step()``; never changes a parameter."""
-
-    def __init__(self, named):
-        self.named = list(named)
-        self.param_groups = [{"params": [p for _, p in self.named], "lr": 0.0}]
-        self.steps: list[dict[str, torch.Tensor]] = []
-
-    def zero_grad(self, set_to_none=True):
-        for _, p in self.named:
-            p.grad = None
-
-    def step(self):
-        self.steps.append({n: (torch.zeros_like(p) if p.grad is None else p.grad.clone())
-                           for n, p in self.named})
 
 
 class SkrlSAC:
@@ -154,8 +129,8 @@ class SkrlSAC:
     def update_once(self, agent, actor, critics):
         """One skrl ``update()`` with recording scaler and optimisers."""
         agent.scaler = _RecordingScaler()
-        agent.policy_optimizer = _RecordingOptimizer(actor.named_parameters())
-        agent.critic_optimizer = _RecordingOptimizer(
+        agent.policy_optimizer = RecordingOptimizer(actor.named_parameters())
+        agent.critic_optimizer = RecordingOptimizer(
             (f"{i}.{n}", p) for i, c in enumerate(critics) for n, p in c.q.named_parameters())
         with quiet():
             agent.update(timestep=0, timesteps=1)

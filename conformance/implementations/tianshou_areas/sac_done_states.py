@@ -39,19 +39,10 @@ import math
 import numpy as np
 import torch
 
+from conformance.implementations.capture import LossRecorder
 from conformance.implementations.introspect import quiet
 from conformance.implementations.library_sac import grads, unsupported
 from conformance.interface import SACOutcome
-
-
-class _Recorder:
-    """Stands in for Tianshou's optimiser wrapper: keeps ``step(loss)``'s loss, changes nothing."""
-
-    def __init__(self):
-        self.losses: list[torch.Tensor] = []
-
-    def step(self, loss, retain_graph=None, create_graph=False):
-        self.losses.append(loss)
 
 
 class _Critic(torch.nn.Module):
@@ -147,7 +138,7 @@ class TianshouSAC:
         if why:
             raise NotImplementedError(why)
         algo, buffer, actor, critics = self.build(networks, batch, alpha, gamma, target_entropy)
-        recorders = {name: _Recorder() for name in ("critic_optim", "critic2_optim",
+        recorders = {name: LossRecorder() for name in ("critic_optim", "critic2_optim",
                                                     "policy_optim")}
         for name, recorder in recorders.items():
             setattr(algo, name, recorder)
