@@ -385,6 +385,11 @@ class PrioritizedBuffer(Protocol):
 
 
 class PrioritizedReplay(Protocol):
+    """Optionally, ``documented_design``: ``{name: (account, link)}`` for known-wrong designs
+    the implementation documents as its own choice (names: the values of
+    ``conformance.oracles.prioritized_replay.DESIGNS``, e.g. ``"historical_max"``); a failure
+    diagnosed as one of them then quotes the account and links the documentation."""
+
     #: the documented default priority of items written into an empty buffer
     initial_priority: float
 

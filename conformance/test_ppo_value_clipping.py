@@ -179,6 +179,8 @@ def test_negative_clip_value_is_rejected(ppo_value_clipping):
     # the same call with a valid threshold must work, or a raise below proves nothing
     try:
         run_critic(ppo_value_clipping, v, old, R, clip_value=0.1)
+    except NotImplementedError:
+        raise  # judged by the plugin: not applicable when the implementation declares it
     except Exception as exc:  # noqa: BLE001 - any failure here voids the rejection check
         raise AssertionError(message(
             "the critic loss raised for a valid clip_value, so rejecting -0.1 proves nothing",

@@ -29,12 +29,16 @@ CASES = {
         "test_sampling_frequencies_follow_the_priorities"]),
     "UNNORMALISED_WEIGHTS": ("not normalised by the minimum", [
         "test_importance_weights_are_normalised_by_the_minimum"]),
+    # the 256-draw batches of the spec above always hold the least likely item, where a batch
+    # normaliser agrees with the buffer's: only the small-batch spec tells them apart
+    "BATCH_MAX_WEIGHTS": ("normalised by the largest weight in the batch", [
+        "test_small_batch_weights_are_normalised_by_the_buffer_minimum"]),
 }
 
 
 @pytest.fixture(scope="module")
 def suite_run(tmp_path_factory):
-    impls = [*CASES, "CORRECT", "NO_EXTENSION"]
+    impls = [*CASES, "CORRECT", "NO_EXTENSION", "HISTORICAL_MAX_BY_DESIGN"]
     return run_suite(tmp_path_factory.mktemp("prioritized"), SPEC, "--impl",
                      ",".join(f"{MUTANTS}:{name}" for name in impls))
 
@@ -49,6 +53,17 @@ def test_mutant_fails_the_specs_naming_its_bug(suite_run, mutant):
     assert not missing, (
         f"{mutant}: specs that do not fail naming {bug!r}: {missing}; failures:\n"
         + "\n".join(f"{r['nodeid']}: {r['message'][:300]}" for r in failing))
+
+
+def test_a_documented_design_is_quoted_with_its_documentation(suite_run):
+    """An implementation that documents the historical maximum as its design (cpprb, Tianshou)
+    fails the same specs, and each message says so in its words and links its documentation."""
+    failing = suite_run.rows(implementation="HISTORICAL_MAX_BY_DESIGN", outcome="fail")
+    quoted = [r for r in failing if "documented design of this implementation: new items get "
+              "the largest priority ever set" in r["message"]
+              and "see: https://example.org/docs/per" in r["message"]]
+    assert {r["spec"] for r in quoted} >= set(CASES["HISTORICAL_MAX"][1]), [
+        r["message"][-400:] for r in failing]
 
 
 def test_the_bug_free_harness_passes(suite_run):

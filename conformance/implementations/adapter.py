@@ -30,6 +30,12 @@ class LazyAdapter:
         self._areas: dict[str, object] = {}
 
     @property
+    def package(self) -> str:
+        """Where the areas' code lives: a NotImplementedError raised from inside it declares a
+        spec "not applicable" (``conformance.plugin.not_applicable``)."""
+        return self._package
+
+    @property
     def version(self) -> str:
         return self._version() if callable(self._version) else self._version
 

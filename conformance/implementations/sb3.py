@@ -1,9 +1,10 @@
 """Stable-Baselines3 (https://github.com/DLR-RM/stable-baselines3), seen through the interface.
 
-Areas: §1 the squashed Gaussian's ``mode()`` (``sb3_areas/tanh_normal_mode.py``) and §4 PPO's
+Areas: §1 the squashed Gaussian's ``mode()`` (``sb3_areas/tanh_normal_mode.py``), §2 the
+``MultiCategoricalDistribution`` of a MultiDiscrete action space (``sb3_areas/
+composite_log_prob.py``), §3 ``SAC.train()`` (``sb3_areas/sac_done_states.py``) and §4 PPO's
 value clipping through ``PPO.train()`` (``sb3_areas/ppo_value_clipping.py``). SB3 has no
-composite (dict-action) distribution and no prioritized replay: those areas do not apply.
-§3 (SAC) exists in SB3 but is not adapted yet (``sb3_areas/sac_done_states.py`` says why).
+prioritized replay: §5 does not apply.
 """
 
 from __future__ import annotations

@@ -74,6 +74,14 @@ BATCH_NORMALISED_WEIGHTS = (
 )
 NO_BETA = "importance weights ignore beta"
 
+#: the known-wrong designs that an implementation may document as its own choice, by the name
+#: under which it does (``PrioritizedReplay.documented_design``): the failure message then quotes
+#: the implementation's own account and links its documentation
+DESIGNS = {
+    HISTORICAL_MAX: "historical_max",
+    BATCH_NORMALISED_WEIGHTS: "batch_normalised_weights",
+}
+
 
 @dataclass
 class ReplayModel:

@@ -28,7 +28,7 @@ import pytest
 
 from conformance import outcomes as O
 from conformance.files import atomic_write
-from conformance.plugin import keys
+from conformance.plugin import keys, not_applicable
 from conformance.plugin.watchdog import Watchdog, crash_explanation, timed_out_message
 from conformance.versions import stack_versions
 
@@ -62,6 +62,12 @@ def classify(report, entry, skip_outcome: str | None, timed_out: str) -> dict | 
         # flakiness) is a consequence, not the verdict
         return {"outcome": O.FAIL if report.when == "call" else O.ERROR, "expected": False,
                 "message": timed_out}
+    if skip_outcome == O.NOT_APPLICABLE and kind == "fail" and report.skipped:
+        # a known failure that turned out not applicable (the implementation declares it, see
+        # conformance.plugin.not_applicable): the entry no longer describes what happens
+        return {"outcome": O.NOT_APPLICABLE, "expected": False,
+                "message": f"{message}  [listed as a {known}, but it is not applicable: remove "
+                           "the entry]"}
     if report.when == "call" and kind == "fail":
         if report.skipped:  # strict xfail: the failure was expected
             return {"outcome": O.KNOWN_FAILURE, "expected": True,
@@ -87,10 +93,23 @@ def classify(report, entry, skip_outcome: str | None, timed_out: str) -> dict | 
 
 
 class OutcomeRecorder:
-    """Where tests run: attach each phase's verdict to its report."""
+    """Where tests run: turn an implementation's own NotImplementedError into "not applicable",
+    and attach each phase's verdict to its report."""
 
     def __init__(self, watchdog: Watchdog):
         self.watchdog = watchdog
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item):
+        try:
+            return (yield)
+        except NotImplementedError as exc:
+            why = not_applicable.for_item(item, exc)
+            if why is None:  # raised by the library, the spec or a network it handed in
+                raise
+            item.stash[keys.SKIP_OUTCOME] = O.NOT_APPLICABLE
+            where = not_applicable.raising_module(exc)
+            pytest.skip(f"{O.NOT_APPLICABLE_REASON}: {why} (declared by {where})")
 
     # outermost wrapper: sees the report after pytest's xfail handling has rewritten it
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)

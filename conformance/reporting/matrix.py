@@ -106,6 +106,16 @@ def _untestable(rows: pd.DataFrame) -> list[str]:
     return out
 
 
+def _not_applicable(rows: pd.DataFrame) -> list[str]:
+    """Why specs do not apply (an absent area, or the implementation's own declaration), once
+    per implementation and reason: never a pass, so the report says what each one stands for."""
+    out = []
+    na = rows[rows["outcome"] == "not applicable"]
+    for (column, message), group in na.groupby(["column", "message"], sort=False):
+        out.append(f"- {column}: {len(group)} spec(s) — {message.splitlines()[0][:400]}")
+    return out
+
+
 def _markdown_table(frame: pd.DataFrame, index_name: str) -> str:
     headers = [index_name, *map(str, frame.columns)]
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
@@ -158,6 +168,9 @@ def render_markdown(rows: pd.DataFrame, title: str = "TorchRL conformance",
     untestable = _untestable(rows)
     if untestable:
         parts += ["### Cannot be tested here", "", *untestable, ""]
+    not_applicable = _not_applicable(rows)
+    if not_applicable:
+        parts += ["### Not applicable", "", *not_applicable, ""]
     parts += ["### Matrix (unexpected results first)", "", _markdown_table(matrix, "spec"), ""]
     return "\n".join(parts)
 

@@ -1,11 +1,18 @@
-"""The SB3 adapter returns the value loss SB3's own PPO.train() computes, logs and steps on."""
+"""The SB3 adapters return what SB3's own code computes and steps on: PPO.train()'s value loss,
+SAC.train()'s losses, MultiCategoricalDistribution's joint log-prob; mutants fail."""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
 
-from tests.libraries.conftest import need
+from tests.conftest import run_suite
+from tests.libraries.conftest import (
+    assert_sgd_step_is_minus_the_gradient,
+    need,
+    sac_parameters,
+    sac_truncation_mutant_fails,
+)
 
 need("stable_baselines3")
 
@@ -73,3 +80,71 @@ def test_the_mode_is_sb3s_squashed_gaussian_mode():
     # other bounds go through BasePolicy.unscale_action: low + (a + 1) (high - low) / 2
     shifted = area.mode(area.make(loc, scale, low=0.0, high=2.0))
     torch.testing.assert_close(shifted, own + 1.0, rtol=0, atol=1e-15)
+
+
+# ------------------------------------------------------------------------------------ §3 SAC
+
+
+def _sac_case():
+    from conformance import test_sac_done_states as spec
+
+    nets, _ = spec.networks("continuous")
+    data = spec.batch("continuous", "single", "truncated")
+    return nets, data, (spec.ALPHA, spec.GAMMA, spec.TARGET_ENTROPY["continuous"])
+
+
+def test_the_sac_losses_are_what_sb3s_optimisers_step_on():
+    """With plain SGD (lr 1) as the critic's optimiser, one SB3 train() step moves each critic by
+    minus the gradient of SB3's critic loss, half the spec's (the adapter reports it times 2);
+    with SGD as the actor's (the critic's a recorder, so it stays put), the actor moves by minus
+    the actor loss's gradient."""
+    from conformance.implementations.capture import RecordingOptimizer
+    from conformance.implementations.introspect import quiet
+
+    area = IMPLEMENTATION.sac_done_states
+    nets, data, (alpha, gamma, entropy) = _sac_case()
+    out = area.loss(networks=nets, batch=data, skip_done_states=False, alpha=alpha, gamma=gamma,
+                    target_entropy=entropy)
+    for stepped in ("critic", "actor"):
+        model, actor, critics = area.build(nets, data, alpha, gamma, entropy)
+        model.lr_schedule = lambda _: 1.0  # train() resets every optimiser's lr from it
+        named = sac_parameters(actor, critics)
+        for which, owner in (("actor", model.actor), ("critic", model.critic)):
+            params = [p for _, p in named[which]]
+            owner.optimizer = (torch.optim.SGD(params, lr=1.0) if which == stepped
+                               else RecordingOptimizer(named[which]))
+        before = {n: p.detach().clone() for n, p in named[stepped]}
+        with quiet():
+            model.train(gradient_steps=1, batch_size=model.batch_size)
+        assert_sgd_step_is_minus_the_gradient(named[stepped], before, out, critic_scale=2)
+
+
+def test_an_sb3_sac_mutant_fails_the_truncation_spec(tmp_path):
+    """SB3 with handle_timeout_termination=False (time-limit truncations stored as done) fails
+    the spec the default SB3 passes, naming the bug."""
+    sac_truncation_mutant_fails(tmp_path, "sb3", "SB3_NO_TIMEOUT_HANDLING")
+
+
+# ----------------------------------------------------------------------- §2 multi-categorical
+
+
+def test_the_joint_log_prob_is_sb3s_and_a_mutant_fails(tmp_path):
+    """The aggregate is MultiCategoricalDistribution.log_prob itself; a distribution that
+    averages its heads instead of summing them fails the specs naming the aggregate."""
+    from stable_baselines3.common.distributions import MultiCategoricalDistribution
+
+    from conformance.test_composite_log_prob import seed_heads
+
+    heads = seed_heads()
+    got = IMPLEMENTATION.composite_log_prob.actor(heads, exploration="random", seed=0)
+    logits = torch.cat([x.params["logits"] for x in heads.values()], dim=-1)
+    own = MultiCategoricalDistribution([8, 1]).proba_distribution(logits)
+    action = torch.stack([got.actions[h] for h in heads], dim=-1)
+    assert torch.equal(got.aggregate, own.log_prob(action))
+    run = run_suite(tmp_path, "conformance/test_composite_log_prob.py", "-k",
+                    "test_actor_log_probs_match_oracle and seed and random", "--impl",
+                    "sb3,tests.libraries.mutants:SB3_MEAN_OF_HEADS")
+    assert [r["outcome"] for r in run.rows(implementation="sb3")] == ["pass"], run.output[-3000:]
+    mutant = run.rows(implementation="SB3_MEAN_OF_HEADS")
+    assert mutant and all(r["outcome"] == "fail" and "aggregate log-prob" in r["message"]
+                          for r in mutant), mutant

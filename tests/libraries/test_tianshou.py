@@ -1,11 +1,13 @@
-"""The Tianshou adapter drives Tianshou's PrioritizedReplayBuffer and SACPolicy."""
+"""The Tianshou adapter drives Tianshou's PrioritizedReplayBuffer, SACPolicy, PPO and SAC /
+DiscreteSAC: what it returns is what Tianshou's optimisers step on; a mutant fails."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
-from tests.libraries.conftest import need
+from tests.libraries.conftest import need, sac_truncation_mutant_fails
 
 need("tianshou")
 
@@ -76,3 +78,54 @@ def test_the_recorded_loss_is_what_tianshous_optimiser_steps_on():
     algo._update_with_batch(batch, v.shape[0], 1)
     for b, p, g in zip(before, stepped.parameters(), expected, strict=True):
         torch.testing.assert_close(b - p.detach(), g, rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------------------------------------------------------------ §3 SAC
+
+
+def _sac_case(kind):
+    from conformance import test_sac_done_states as spec
+
+    nets, _ = spec.networks(kind)
+    data = spec.batch(kind, "single", "truncated")
+    return nets, data, (spec.ALPHA, spec.GAMMA, spec.TARGET_ENTROPY[kind])
+
+
+@pytest.mark.parametrize("kind", ["continuous", "discrete"])
+def test_the_sac_losses_are_what_tianshous_optimisers_step_on(kind):
+    """With Tianshou's own optimisers (plain SGD), one update moves each critic by minus the
+    gradient the adapter reports for it (policy lr 0), and the policy by minus the actor loss's
+    gradient (critics lr 0, so the actor loss sees them unchanged)."""
+    from tianshou.algorithm.optim import TorchOptimizerFactory
+
+    area = IMPLEMENTATION.sac_done_states
+    nets, data, (alpha, gamma, entropy) = _sac_case(kind)
+    out = area.loss(networks=nets, batch=data, skip_done_states=False, alpha=alpha, gamma=gamma,
+                    target_entropy=entropy)
+
+    def sgd(lr):
+        return TorchOptimizerFactory(torch.optim.SGD, lr=lr)
+
+    algo, buffer, actor, critics = area.build(nets, data, alpha, gamma, entropy,
+                                              critic_optim=sgd(1.0), policy_optim=sgd(0.0))
+    before = [{n: p.detach().clone() for n, p in c.q.named_parameters()} for c in critics]
+    stats = area.update(algo, buffer)
+    assert stats.critic1_loss + stats.critic2_loss == pytest.approx(
+        float(out.losses["loss_qvalue"]), rel=1e-12)
+    for i, critic in enumerate(critics):
+        for name, p in critic.q.named_parameters():
+            torch.testing.assert_close(before[i][name] - p.detach(), out.qvalue_grad[i][name],
+                                       rtol=1e-10, atol=1e-12)
+    algo, buffer, actor, critics = area.build(nets, data, alpha, gamma, entropy,
+                                              critic_optim=sgd(0.0), policy_optim=sgd(1.0))
+    before = {n: p.detach().clone() for n, p in actor.named_parameters()}
+    area.update(algo, buffer)
+    for name, p in actor.named_parameters():
+        torch.testing.assert_close(before[name] - p.detach(), out.actor_grad[name], rtol=1e-10,
+                                   atol=1e-12)
+
+
+def test_a_tianshou_sac_mutant_fails_the_truncation_spec(tmp_path):
+    """Tianshou with truncated transitions stored as terminated fails the spec the real one
+    passes, naming the bug."""
+    sac_truncation_mutant_fails(tmp_path, "tianshou", "TIANSHOU_TRUNCATION_AS_TERMINATION")

@@ -12,7 +12,9 @@ respect but one historical bug:
   default falls back to 1.0 until an update sets a new one (torchrl 0.5 - 0.14, pytorch/rl#2215);
 - ``LAST_INDEX_NEVER_SAMPLED``: the total mass stops before the last stored item
   (openai/baselines#171);
-- ``UNNORMALISED_WEIGHTS``: importance weights (N P(i))^-beta, not divided by their maximum.
+- ``UNNORMALISED_WEIGHTS``: importance weights (N P(i))^-beta, not divided by their maximum;
+- ``BATCH_MAX_WEIGHTS``: importance weights divided by the largest weight of the batch, not of
+  the buffer (Tianshou's ``PrioritizedReplayBuffer``, pfrl).
 
 ``NO_EXTENSION`` is torchrl with its C++ segment trees missing, as after an ABI mismatch.
 """
@@ -106,6 +108,9 @@ class _Buffer:
         p = self.q[index] / self.q[:n].sum()
         if self.bug == "unnormalised":
             weight = (n * p) ** (-self.beta)
+        elif self.bug == "batch-max":  # Tianshou: weight / weight.max() over the batch
+            weight = self.q[index] ** (-self.beta)
+            weight = weight / weight.max()
         else:
             weight = (self.q[index] / self.q[:n].min()) ** (-self.beta)
         return PrioritizedDraw(index=index, item=self.item[index].copy(), weight=weight)
@@ -131,8 +136,10 @@ class _Buffer:
 class _Area:
     initial_priority = 1.0
 
-    def __init__(self, bug):
+    def __init__(self, bug, documented_design=None):
         self.bug = bug
+        if documented_design is not None:
+            self.documented_design = documented_design
 
     def buffer(self, *, capacity, alpha, beta, eps, upper_priority=None, row_width=1):
         return _Buffer(self.bug, capacity=capacity, alpha=alpha, beta=beta, eps=eps,
@@ -149,6 +156,11 @@ DOUBLE_TRANSFORM = _impl("double-transform", "double")
 FALLBACK_AFTER_OVERWRITE = _impl("fallback-after-overwrite", "fallback")
 LAST_INDEX_NEVER_SAMPLED = _impl("last-index-never-sampled", "off-by-one")
 UNNORMALISED_WEIGHTS = _impl("unnormalised-weights", "unnormalised")
+BATCH_MAX_WEIGHTS = _impl("batch-max-weights", "batch-max")
+#: the historical maximum, documented by the implementation as its design (as cpprb does)
+HISTORICAL_MAX_BY_DESIGN = implementation("historical-max-by-design", prioritized_replay=_Area(
+    "historical", {"historical_max": ("new items get the largest priority ever set",
+                                      "https://example.org/docs/per")}))
 
 
 class _WithoutExtension:

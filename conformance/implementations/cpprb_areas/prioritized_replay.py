@@ -46,12 +46,13 @@ PROBE_TRIES = 64
 
 class PrioritizedReplayArea:
     initial_priority = 1.0  # CppPrioritizedSampler's default_max_priority
-    #: for failure messages: the library's own account of its default priority (not read by
-    #: the current specs; the expectations file quotes it)
-    documented_design = (
-        "cpprb keeps the default priority as a running maximum by design: add() without "
-        "priorities uses 'the maximum priorities until then' and get_max_priority() never "
-        f"decreases ({DOCS}; {SOURCE})")
+    #: for failure messages (conformance/test_prioritized_replay.py, ``Run.explain``): what
+    #: cpprb documents as its own design, quoted where the specs diagnose that design
+    documented_design = {
+        "historical_max": (
+            "add() without priorities gives new items 'the maximum priorities until then' (a "
+            "running maximum that never comes down, CppPrioritizedSampler::store_max)", DOCS),
+    }
 
     def __init__(self, buffer_cls):
         self.buffer_cls = buffer_cls

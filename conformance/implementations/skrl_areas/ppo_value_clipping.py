@@ -28,12 +28,16 @@ from __future__ import annotations
 
 import torch
 
-from conformance.implementations.capture import recording_mse
+from conformance.implementations.capture import (
+    DisabledScaler,
+    RecordingOptimizer,
+    recording_mse,
+)
 from conformance.implementations.introspect import quiet
 from conformance.interface import CriticLoss
 
 
-class _RetainingScaler:
+class _RetainingScaler(DisabledScaler):
     """A disabled GradScaler whose backward keeps the graph (the spec differentiates it again)."""
 
     def scale(self, loss):
@@ -42,31 +46,6 @@ class _RetainingScaler:
                 loss.backward(retain_graph=True)
 
         return _Loss()
-
-    def unscale_(self, optimizer):
-        pass
-
-    def step(self, optimizer):
-        optimizer.step()
-
-    def update(self):
-        pass
-
-
-class _RecordingOptimizer:
-    """Records the gradients at ``step()``; never changes a parameter."""
-
-    def __init__(self, params):
-        self.params = list(params)
-        self.steps: list[list[torch.Tensor | None]] = []
-        self.param_groups = [{"params": self.params, "lr": 0.0}]
-
-    def zero_grad(self, set_to_none=True):
-        for p in self.params:
-            p.grad = None
-
-    def step(self):
-        self.steps.append([None if p.grad is None else p.grad.clone() for p in self.params])
 
 
 def _float64(memory, name: str) -> None:
@@ -151,8 +130,9 @@ class SkrlPPOCritic:
 
     def update_once(self, agent):
         agent.scaler = _RetainingScaler()
-        agent.optimizer = _RecordingOptimizer(
-            list(agent.policy.parameters()) + list(agent.value.parameters()))
+        agent.optimizer = RecordingOptimizer(
+            [*agent.policy.named_parameters(prefix="policy"),
+             *agent.value.named_parameters(prefix="value")])
         with recording_mse(self.skrl.ppo_module) as seen, quiet():
             agent.update(timestep=0, timesteps=1)
         if len(seen) != 1:

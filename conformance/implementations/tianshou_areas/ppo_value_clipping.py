@@ -25,18 +25,9 @@ from __future__ import annotations
 
 import torch
 
+from conformance.implementations.capture import LossRecorder
 from conformance.implementations.introspect import quiet
 from conformance.interface import CriticLoss
-
-
-class _RecordingOptim:
-    """Stands in for Tianshou's optimiser wrapper: records ``step(loss)``, changes nothing."""
-
-    def __init__(self):
-        self.losses: list[torch.Tensor] = []
-
-    def step(self, loss):
-        self.losses.append(loss)
 
 
 class _ZeroMeanUnitScale(torch.nn.Module):
@@ -93,7 +84,7 @@ class TianshouPPOCritic:
         algo, batch = self.build(value_net, observation, old_value, returns, clip_value,
                                  clip_epsilon, critic_coeff)
         batch_size = observation.shape[0]
-        algo.optim = _RecordingOptim()
+        algo.optim = LossRecorder()
         with quiet():
             algo._update_with_batch(batch, batch_size, 1)
         if len(algo.optim.losses) != 1:

@@ -2,7 +2,8 @@
 
 Calls: ``add(Batch(obs=id, act, rew, terminated, truncated, obs_next, info))``,
 ``update_weight(index, priority)``, ``sample_indices(n)``, ``buf[index]`` (items and
-``weight``, normalised by the batch's largest weight: ``weight_norm=True``, the default), the
+``weight``, normalised by the batch's largest weight: ``weight_norm=True``, the default, which
+the specs report with Tianshou's docstring), the
 segment tree ``buf.weight[index]`` (a public attribute) and ``pickle`` for checkpoints (the way
 Tianshou saves buffers). By design Tianshou keeps ``_max_prio`` (and ``_min_prio``) as running
 extremes that start at 1.0 and never move back (``data/buffer/prio.py``): the specs report it.
@@ -38,11 +39,16 @@ TS_EPS = float(np.finfo(np.float32).eps)
 
 
 class PrioritizedReplayArea:
-    #: for failure messages: the library's own account of its default priority (not read by
-    #: the current specs; the expectations file quotes it)
-    documented_design = (
-        "Tianshou keeps _max_prio as a running maximum by design: it starts at 1.0 and "
-        f"update_weight only raises it ({SOURCE})")
+    #: for failure messages (conformance/test_prioritized_replay.py, ``Run.explain``): what
+    #: Tianshou documents, in its docstring or code, as its own design
+    documented_design = {
+        "historical_max": (
+            "init_weight gives new items _max_prio ** alpha, a running maximum that starts at "
+            "1.0 and update_weight only raises", f"{SOURCE}#L39-L47"),
+        "batch_normalised_weights": (
+            "'weight_norm: whether to normalize returned weights with the maximum weight value "
+            "within the batch. Default to True.'", f"{SOURCE}#L12-L19"),
+    }
 
     def __init__(self, buffer_cls, batch_cls):
         self.buffer_cls, self.batch_cls = buffer_cls, batch_cls
