@@ -33,6 +33,7 @@ THREADS_VAR = "TORCHRL_CONFORMANCE_BENCH_THREADS"
 DEVICE_VAR = "TORCHRL_CONFORMANCE_BENCH_DEVICE"  # cpu or cuda
 SKIPS_VAR = "TORCHRL_CONFORMANCE_BENCH_SKIPS"  # file for skip reasons, one JSON line each
 MAX_CALL_VAR = "TORCHRL_CONFORMANCE_BENCH_MAX_CALL"  # seconds a call may take (default 3)
+PASSES_VAR = "TORCHRL_CONFORMANCE_BENCH_PASSES"  # times the whole grid is walked (default 1)
 
 
 def implementation_names() -> list[str]:

@@ -36,7 +36,29 @@ def compare(first: Path, second: Path) -> list[str]:
     lines = [f"{len(ratios)} points above 100 µs measured in both runs; second / first median: "
              f"min {min(ratios):.2f}, median {statistics.median(ratios):.2f}, "
              f"max {max(ratios):.2f}; {len(outside)} outside ±{TOLERANCE:.0%}"]
-    return lines + outside
+    return lines + outside + ratio_lines(a, b)
+
+
+def ratio_lines(a, b, baseline: str = "torchrl") -> list[str]:
+    """The same check on what the report quotes: each implementation / baseline ratio of a point,
+    second run over first. A ratio is measured within seconds, so a drift of the whole machine's
+    speed between runs (which moves every median) cancels out of it."""
+    first, second = dict(a.items()), dict(b.items())
+    moves = []
+    for key, stats in first.items():
+        workload, impl, device, params = key
+        base = (workload, baseline, device, params)
+        if impl in (None, baseline) or base not in first or key not in second \
+                or base not in second or max(stats.median, first[base].median) < FLOOR:
+            continue
+        moves.append((second[key].median / second[base].median)
+                     / (stats.median / first[base].median))
+    if not moves:
+        return []
+    off = sum(abs(m - 1) > TOLERANCE for m in moves)
+    return [f"{len(moves)} implementation / {baseline} ratios above 100 µs: second / first "
+            f"min {min(moves):.2f}, median {statistics.median(moves):.2f}, "
+            f"max {max(moves):.2f}; {off} outside ±{TOLERANCE:.0%}"]
 
 
 if __name__ == "__main__":

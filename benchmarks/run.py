@@ -38,18 +38,19 @@ def timer_for(device: str) -> str:
 
 
 def run_pytest(impl: str, device: str, keyword: str | None, max_time: float,
-               max_call: float) -> int:
-    from benchmarks.common import DEVICE_VAR, MAX_CALL_VAR, SKIPS_VAR, THREADS_VAR
+               max_call: float, passes: int = 1) -> int:
+    from benchmarks.common import DEVICE_VAR, MAX_CALL_VAR, PASSES_VAR, SKIPS_VAR, THREADS_VAR
     from conformance.implementations import ENV_VAR
 
     PLOTS.mkdir(parents=True, exist_ok=True)
     SKIPS.unlink(missing_ok=True)
     env = {**os.environ, ENV_VAR: impl, DEVICE_VAR: device, SKIPS_VAR: str(SKIPS),
-           MAX_CALL_VAR: str(max_call), "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0",
+           MAX_CALL_VAR: str(max_call), PASSES_VAR: str(passes),
+           "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0",
            THREADS_VAR: os.environ.get(THREADS_VAR, "1")}
     cmd = [sys.executable, "-m", "pytest", str(ROOT / "benchmarks" / "side_by_side.py"),
            "-p", "no:cacheprovider", "-q", "-rs", f"--benchmark-json={RESULTS}",
-           f"--benchmark-max-time={max_time}", "--benchmark-min-rounds=3",
+           f"--benchmark-max-time={max_time / passes}", "--benchmark-min-rounds=3",
            # a collection landing in one round is a spike unrelated to the workload
            "--benchmark-disable-gc",
            "--benchmark-columns=min,median,max,rounds", "--benchmark-sort=name",
@@ -58,6 +59,32 @@ def run_pytest(impl: str, device: str, keyword: str | None, max_time: float,
         cmd += ["-k", keyword]
     print("+", " ".join(cmd), flush=True)
     return subprocess.run(cmd, cwd=ROOT, env=env).returncode
+
+
+def merge_passes(path: Path) -> None:
+    """Pool each point's rounds over the passes of the run (``side_by_side.PASSES``): one entry
+    per point, its statistics over every round of every pass."""
+    document = json.loads(path.read_text())
+    merged: dict = {}
+    for bench in document.get("benchmarks", []):
+        info = bench["extra_info"]
+        key = (info["workload"], info["implementation"], info["device"],
+               tuple(sorted(info["params"].items())))
+        info.pop("walk", None)
+        if key not in merged:
+            merged[key] = bench
+            continue
+        data = merged[key]["stats"].setdefault("data", [])
+        data += bench["stats"].get("data", [])
+    for bench in merged.values():
+        data = sorted(bench["stats"].get("data", []))
+        if data:
+            bench["stats"].update(min=data[0], max=data[-1], median=statistics.median(data),
+                                  mean=statistics.fmean(data), rounds=len(data))
+        bench["name"] = bench["name"].rsplit("-pass", 1)[0]
+        bench["fullname"] = bench["fullname"].rsplit("-pass", 1)[0]
+    document["benchmarks"] = list(merged.values())
+    path.write_text(json.dumps(document))
 
 
 def compact(path: Path) -> None:
@@ -276,6 +303,10 @@ def main(argv=None) -> int:
     parser.add_argument("-k", dest="keyword", help="pytest -k expression over the point ids")
     parser.add_argument("--max-time", type=float, default=0.25,
                         help="seconds pytest-benchmark spends on one point (default 0.25)")
+    parser.add_argument("--passes", type=int, default=3,
+                        help="walks over the whole grid, each point's rounds pooled over them, "
+                             "so that a median spans the run's slow and fast spells (default 3; "
+                             "--max-time is shared among them)")
     parser.add_argument("--max-call", type=float, default=3.0,
                         help="a point whose single call takes longer is n/a (default 3 s)")
     parser.add_argument("--report-only", action="store_true",
@@ -292,11 +323,12 @@ def main(argv=None) -> int:
             RESULTS.replace(PREVIOUS)
         start = time.monotonic()
         status = run_pytest(",".join(_names(args.impl)), args.device, args.keyword, args.max_time,
-                            args.max_call)
+                            args.max_call, args.passes)
         seconds = time.monotonic() - start
         if not RESULTS.is_file():
             print(f"ERROR: pytest-benchmark wrote no results (exit code {status})", file=sys.stderr)
             return status or 1
+        merge_passes(RESULTS)
         compact(RESULTS)
     command = "nox -s bench" + (f" -- {' '.join(argv)}" if argv else "")
     print(f"report: {write_report(command, seconds, PREVIOUS if PREVIOUS.is_file() else None)}")

@@ -18,14 +18,20 @@ import time
 import pytest
 
 from benchmarks import common, suite
-from benchmarks.common import DEVICE_VAR, MAX_CALL_VAR, SKIPS_VAR
+from benchmarks.common import DEVICE_VAR, MAX_CALL_VAR, PASSES_VAR, SKIPS_VAR
 
 #: a point whose single call takes longer is not measured here (asv has it): it would take the
 #: run past its few minutes (TorchRL's get_mode() at 1e5 takes tens of seconds a call)
 MAX_CALL_DEFAULT = 3.0
-FRESH_STATE_ROUNDS = 30
+# The machine's speed drifts by a third over seconds (measured: one tanh over 1e5 float64 took
+# 640 or 890 µs, pinned to one core, nothing else running), so one point measured in one short
+# window lands in whichever regime the window caught. The whole grid is walked PASSES times and
+# each point's rounds are pooled over the passes (``benchmarks.run.merge_passes``): every
+# point's median then spans the run, not a quarter of a second.
+PASSES = max(1, int(os.environ.get(PASSES_VAR, "1")))
+FRESH_STATE_ROUNDS = max(10, 30 // PASSES)  # per pass
 SLOW = 0.05  # seconds: above this a call is timed in fixed rounds, not calibrated ones
-SLOW_ROUNDS = 5
+SLOW_ROUNDS = max(2, 5 // PASSES)  # per pass
 _OVER_BUDGET: dict = {}  # (workload, implementation, other params) -> (size, seconds) too slow
 
 
@@ -34,20 +40,23 @@ def _label(params: dict) -> str:
 
 
 def _cases():
-    for area, workload in suite.workloads():
-        for params in workload.points():
-            for impl in common.IMPLEMENTATIONS if workload.area else [None]:
-                ident = f"{area}.{workload.name}[{_label(params)}]-{impl or 'yardstick'}"
-                yield pytest.param(area, workload, impl, params, id=ident)
+    for walk in range(PASSES):
+        for area, workload in suite.workloads():
+            for params in workload.points():
+                for impl in common.IMPLEMENTATIONS if workload.area else [None]:
+                    ident = f"{area}.{workload.name}[{_label(params)}]-{impl or 'yardstick'}"
+                    if PASSES > 1:
+                        ident += f"-pass{walk + 1}"
+                    yield pytest.param(area, workload, impl, params, walk, id=ident)
 
 
-@pytest.mark.parametrize(("area", "workload", "implementation", "params"), list(_cases()))
-def test_workload(benchmark, area, workload, implementation, params):
+@pytest.mark.parametrize(("area", "workload", "implementation", "params", "walk"), list(_cases()))
+def test_workload(benchmark, area, workload, implementation, params, walk):
     device = os.environ.get(DEVICE_VAR, "cpu")
     benchmark.group = f"{area}.{workload.name}[{_label(params)}]"
     benchmark.extra_info.update(area=area, workload=workload.name, implementation=implementation,
                                 device=device, params={k: str(v) for k, v in params.items()},
-                                size_key=workload.size_key)
+                                size_key=workload.size_key, walk=walk)
     limit = float(os.environ.get(MAX_CALL_VAR, MAX_CALL_DEFAULT))
     series = (workload.name, implementation,
               tuple((k, v) for k, v in params.items() if k != workload.size_key))

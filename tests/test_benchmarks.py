@@ -184,3 +184,18 @@ def test_history_drops_cuda_numbers_recorded_without_cuda(tmp_path):
     result, _, samples = json.loads(path.read_text())["results"][name]
     assert result == [1e-3, None] and samples == [[1e-3], None]
     assert drop_cuda_points(path) == []  # nothing left to drop: the file is not rewritten
+
+
+def test_repeatability_also_checks_the_ratios_the_report_quotes(tmp_path):
+    """A whole run 20% slower moves every median but no ratio."""
+    from benchmarks.repeatability import compare
+
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    points = [("reference", 1e-3), ("torchrl", 2e-3)]
+    first.write_text(json.dumps({"benchmarks": [_bench("w", i, {"size": "1"}, t) for i, t in points]}))
+    second.write_text(json.dumps({"benchmarks": [_bench("w", i, {"size": "1"}, t * 1.25)
+                                                 for i, t in points]}))
+    lines = compare(first, second)
+    assert lines[0].endswith("2 outside ±20%")
+    assert lines[-1] == ("1 implementation / torchrl ratios above 100 µs: second / first min 1.00, "
+                         "median 1.00, max 1.00; 0 outside ±20%")
