@@ -27,6 +27,32 @@ def sac_truncation_mutant_fails(tmp_path, real: str, mutant: str) -> None:
                           in r["message"] for r in failed), failed
 
 
+def composite_mean_mutant_fails(tmp_path, real: str, mutant: str) -> None:
+    """``mutant`` (the library's multi-categorical model averaging its heads instead of summing
+    them) fails the composite actor spec, naming the aggregate, where ``real`` passes it."""
+    from tests.conftest import run_suite
+
+    run = run_suite(tmp_path, "conformance/test_composite_log_prob.py", "-k",
+                    "test_actor_log_probs_match_oracle and seed and random", "--impl",
+                    f"{real},tests.libraries.mutants:{mutant}")
+    assert [r["outcome"] for r in run.rows(implementation=real)] == ["pass"], run.output[-3000:]
+    failed = run.rows(implementation=mutant)
+    assert failed and all(r["outcome"] == "fail" and "aggregate log-prob" in r["message"]
+                          for r in failed), failed
+
+
+def identity_value_net():
+    """A float64 value network that returns its input (weight 1, bias 0): the spec's value
+    predictions reach the library's loss unchanged."""
+    import torch
+
+    net = torch.nn.Linear(1, 1, dtype=torch.float64)
+    with torch.no_grad():
+        net.weight.fill_(1.0)
+        net.bias.fill_(0.0)
+    return net
+
+
 def sac_parameters(actor, critics) -> dict[str, list]:
     """The (name, parameter) pairs an SGD step is checked on: the actor's, and every critic's
     spec Q-network's as ``"<i>.<name>"``."""

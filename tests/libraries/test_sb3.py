@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from tests.conftest import run_suite
 from tests.libraries.conftest import (
     assert_sgd_step_is_minus_the_gradient,
+    composite_mean_mutant_fails,
+    identity_value_net,
     need,
     sac_parameters,
     sac_truncation_mutant_fails,
@@ -28,19 +29,11 @@ def _data(seed=3, n=16):
     return col(v), col(old), col(R)
 
 
-def _net():
-    net = torch.nn.Linear(1, 1, dtype=torch.float64)
-    with torch.no_grad():
-        net.weight.fill_(1.0)
-        net.bias.fill_(0.0)
-    return net
-
-
 def test_the_returned_loss_is_the_value_loss_sb3_logs():
     area = IMPLEMENTATION.ppo_value_clipping
     v, old, R = _data()
     model = area.build(v.shape[0], 0.25, 0.2, 0.5)
-    area.fill(model, _net(), v, old, R)
+    area.fill(model, identity_value_net(), v, old, R)
     loss = area.train_once(model)
     logged = model.logger.name_to_value["train/value_loss"]
     assert float(loss) == logged
@@ -51,13 +44,13 @@ def test_the_gradient_of_the_returned_loss_is_what_sb3s_optimiser_steps_on():
     network's parameters by minus the gradient of vf_coef * the loss the adapter returns."""
     area = IMPLEMENTATION.ppo_value_clipping
     v, old, R = _data()
-    expected_net = _net()
+    expected_net = identity_value_net()
     out = area.critic_loss(value_net=expected_net, observation=v, old_value=old, returns=R,
                            clip_value=0.25, clip_epsilon=0.2, critic_coeff=0.5)
     out.loss.backward()
     expected = [p.grad.clone() for p in expected_net.parameters()]
 
-    net = _net()
+    net = identity_value_net()
     model = area.build(v.shape[0], 0.25, 0.2, 0.5, target_kl=None)
     area.fill(model, net, v, old, R)
     model.policy.optimizer = torch.optim.SGD(model.policy.parameters(), lr=1.0)
@@ -141,10 +134,4 @@ def test_the_joint_log_prob_is_sb3s_and_a_mutant_fails(tmp_path):
     own = MultiCategoricalDistribution([8, 1]).proba_distribution(logits)
     action = torch.stack([got.actions[h] for h in heads], dim=-1)
     assert torch.equal(got.aggregate, own.log_prob(action))
-    run = run_suite(tmp_path, "conformance/test_composite_log_prob.py", "-k",
-                    "test_actor_log_probs_match_oracle and seed and random", "--impl",
-                    "sb3,tests.libraries.mutants:SB3_MEAN_OF_HEADS")
-    assert [r["outcome"] for r in run.rows(implementation="sb3")] == ["pass"], run.output[-3000:]
-    mutant = run.rows(implementation="SB3_MEAN_OF_HEADS")
-    assert mutant and all(r["outcome"] == "fail" and "aggregate log-prob" in r["message"]
-                          for r in mutant), mutant
+    composite_mean_mutant_fails(tmp_path, "sb3", "SB3_MEAN_OF_HEADS")

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from tests.conftest import run_suite
 from tests.libraries.conftest import (
     assert_sgd_step_is_minus_the_gradient,
+    composite_mean_mutant_fails,
     need,
     sac_parameters,
     sac_truncation_mutant_fails,
@@ -89,10 +89,4 @@ def test_a_skrl_sac_mutant_fails_the_truncation_spec(tmp_path):
 def test_the_joint_log_prob_is_skrls_and_a_mutant_fails(tmp_path):
     """The aggregate is what MultiCategoricalMixin.act returns as outputs['log_prob'] (sum
     reduction); the same model with reduction='mean' fails the specs naming the aggregate."""
-    run = run_suite(tmp_path, "conformance/test_composite_log_prob.py", "-k",
-                    "test_actor_log_probs_match_oracle and seed and random", "--impl",
-                    "skrl,tests.libraries.mutants:SKRL_MEAN_OF_HEADS")
-    assert [r["outcome"] for r in run.rows(implementation="skrl")] == ["pass"], run.output[-3000:]
-    mutant = run.rows(implementation="SKRL_MEAN_OF_HEADS")
-    assert mutant and all(r["outcome"] == "fail" and "aggregate log-prob" in r["message"]
-                          for r in mutant), mutant
+    composite_mean_mutant_fails(tmp_path, "skrl", "SKRL_MEAN_OF_HEADS")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.libraries.conftest import need, sac_truncation_mutant_fails
+from tests.libraries.conftest import identity_value_net, need, sac_truncation_mutant_fails
 
 need("tianshou")
 
@@ -58,20 +58,13 @@ def test_the_recorded_loss_is_what_tianshous_optimiser_steps_on():
     v = old + torch.as_tensor(rng.normal(0.0, 1.0, 16), dtype=torch.float64).reshape(-1, 1)
     R = old + torch.as_tensor(rng.normal(0.0, 3.0, 16), dtype=torch.float64).reshape(-1, 1)
 
-    def net():
-        n = torch.nn.Linear(1, 1, dtype=torch.float64)
-        with torch.no_grad():
-            n.weight.fill_(1.0)
-            n.bias.fill_(0.0)
-        return n
-
-    expected_net = net()
+    expected_net = identity_value_net()
     out = area.critic_loss(value_net=expected_net, observation=v, old_value=old, returns=R,
                            clip_value=True, clip_epsilon=0.25, critic_coeff=0.5)
     out.loss.backward()
     expected = [p.grad.clone() for p in expected_net.parameters()]
 
-    stepped = net()
+    stepped = identity_value_net()
     algo, batch = area.build(stepped, v, old, R, True, 0.25, 0.5,
                              optim=area.ts.TorchOptimizerFactory(torch.optim.SGD, lr=1.0))
     before = [p.detach().clone() for p in stepped.parameters()]
