@@ -89,7 +89,8 @@ def conformance(session: nox.Session) -> None:
 @nox.session(venv_backend="none")
 def tests(session: nox.Session) -> None:
     """The suite's self-tests: oracles, adapters, reports, expectations, and the mutants."""
-    python = stack_python(session)
+    # with the bench extra: the self-tests run the side-by-side benchmark driver for real
+    python = stack_python(session, list(PYPROJECT["project"]["optional-dependencies"]["bench"]))
     # pytest-timeout is the self-tests' safety net (the suite under test has its own watchdog)
     _run(session, python, "-m", "pytest", "tests", "-p", "no:cacheprovider", "--timeout", "900",
          *session.posargs)

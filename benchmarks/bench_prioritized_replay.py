@@ -113,14 +113,14 @@ Extend256 = asv_class("Extend256", EXTEND_BATCH)
 
 
 def _growth(points, impl):
-    return ratio(points.median("extend_over_max", impl, capacity=CAPACITIES[-1]),
-                 points.median("extend_over_max", impl, capacity=CAPACITIES[0]))
+    return ratio(points.get("extend_over_max", impl, capacity=CAPACITIES[-1]),
+                 points.get("extend_over_max", impl, capacity=CAPACITIES[0]))
 
 
 def _worst_versus_torchrl(op):
     def measure(points, impl):
-        ratios = [ratio(points.median(op, impl, capacity=c),
-                        points.median(op, "torchrl", capacity=c)) for c in SWAP_CAPACITIES]
+        ratios = [ratio(points.get(op, impl, capacity=c),
+                        points.get(op, "torchrl", capacity=c)) for c in SWAP_CAPACITIES]
         return None if None in ratios else max(ratios)
 
     return measure

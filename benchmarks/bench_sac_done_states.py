@@ -91,16 +91,17 @@ def _forward_backward(area, dev, *, kind, skip_done_states, batch):
 
 STEP = Workload("forward_backward", "sac_done_states",
                 {"kind": KINDS, "skip_done_states": [False, True], "batch": SIZES},
-                _forward_backward, doc="SAC loss forward + backward on a seeded batch")
+                _forward_backward, doc="SAC loss forward + backward on a seeded batch",
+                companions=lambda p: [("forward_backward", {**p, FLAG: not p[FLAG]})])
 WORKLOADS = [STEP]
 
 ForwardBackward = asv_class("ForwardBackward", STEP)
 
 
 def _worst_skip_cost(points, impl):
-    ratios = [ratio(points.median("forward_backward", impl, kind=k, skip_done_states=True,
+    ratios = [ratio(points.get("forward_backward", impl, kind=k, skip_done_states=True,
                                   batch=b),
-                    points.median("forward_backward", impl, kind=k, skip_done_states=False,
+                    points.get("forward_backward", impl, kind=k, skip_done_states=False,
                                   batch=b)) for k in KINDS for b in SIZES]
     ratios = [r for r in ratios if r is not None]
     return max(ratios) if len(ratios) == len(KINDS) * len(SIZES) else None

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from benchmarks.common import SEED, synchronize
 from benchmarks.targets import Target, ratio
-from benchmarks.workload import Timed, Workload, asv_class
+from benchmarks.workload import Timed, Workload, asv_class, same_point
 
 SIZES = [100, 1_000, 10_000, 100_000]
 DTYPES = ["float32", "float64"]
@@ -76,18 +76,21 @@ def _mode_constructed(area, dev, *, dtype, size):
 
 
 MODE = Workload("mode", "tanh_normal_mode", {"dtype": DTYPES, "size": SIZES}, _mode,
-                doc="area.mode(dist) of a TanhNormal over [size, 1]")
+                doc="area.mode(dist) of a TanhNormal over [size, 1]",
+                companions=same_point("tanh"))
 TANH = Workload("tanh", None, {"dtype": DTYPES, "size": SIZES}, _tanh,
                 doc="one torch.tanh over the same [size, 1] loc (the yardstick)")
 ONE = {"dtype": DTYPES, "size": [1]}
 MODE_ONE = Workload("mode_batch1", "tanh_normal_mode", ONE, _mode,
-                    doc="area.mode(dist) of a TanhNormal over [1, 1]: one action")
+                    doc="area.mode(dist) of a TanhNormal over [1, 1]: one action",
+                    companions=same_point("deterministic_sample_batch1"))
 DETERMINISTIC_ONE = Workload("deterministic_sample_batch1", "tanh_normal_mode", ONE,
                              _deterministic_sample,
                              doc="dist.deterministic_sample over [1, 1] (tanh of the location)")
 CONSTRUCTED = Workload("mode_constructed", "tanh_normal_mode",
                        {"dtype": DTYPES, "size": [10_000]}, _mode_constructed,
-                       doc="area.make(loc, scale) then area.mode(dist) over [size, 1]")
+                       doc="area.make(loc, scale) then area.mode(dist) over [size, 1]",
+                       companions=same_point("tanh"))
 WORKLOADS = [MODE, TANH, MODE_ONE, DETERMINISTIC_ONE, CONSTRUCTED]
 
 TanhNormalMode = asv_class("TanhNormalMode", MODE)
@@ -98,24 +101,24 @@ TanhNormalModeConstructed = asv_class("TanhNormalModeConstructed", CONSTRUCTED)
 
 
 def _versus_torchrl(dtype):
-    return lambda p, impl: ratio(p.median("mode", "torchrl", dtype=dtype, size=10_000),
-                                 p.median("mode", impl, dtype=dtype, size=10_000))
+    return lambda p, impl: ratio(p.get("mode", "torchrl", dtype=dtype, size=10_000),
+                                 p.get("mode", impl, dtype=dtype, size=10_000))
 
 
 def _over_tanh(dtype):
-    return lambda p, impl: ratio(p.median("mode", impl, dtype=dtype, size=10_000),
-                                 p.median("tanh", None, dtype=dtype, size=10_000))
+    return lambda p, impl: ratio(p.get("mode", impl, dtype=dtype, size=10_000),
+                                 p.get("tanh", None, dtype=dtype, size=10_000))
 
 
 def _batch1_versus_deterministic(dtype):
-    return lambda p, impl: ratio(p.median("mode_batch1", impl, dtype=dtype, size=1),
-                                 p.median("deterministic_sample_batch1", "torchrl", dtype=dtype,
+    return lambda p, impl: ratio(p.get("mode_batch1", impl, dtype=dtype, size=1),
+                                 p.get("deterministic_sample_batch1", "torchrl", dtype=dtype,
                                           size=1))
 
 
 def _constructed_over_tanh(points, impl):
-    return ratio(points.median("mode_constructed", impl, dtype="float32", size=10_000),
-                 points.median("tanh", None, dtype="float32", size=10_000))
+    return ratio(points.get("mode_constructed", impl, dtype="float32", size=10_000),
+                 points.get("tanh", None, dtype="float32", size=10_000))
 
 
 TARGETS = [

@@ -43,6 +43,8 @@ def ratio_lines(a, b, baseline: str = "torchrl") -> list[str]:
     """The same check on what the report quotes: each implementation / baseline ratio of a point,
     second run over first. A ratio is measured within seconds, so a drift of the whole machine's
     speed between runs (which moves every median) cancels out of it."""
+    from benchmarks.targets import ratio
+
     first, second = dict(a.items()), dict(b.items())
     moves = []
     for key, stats in first.items():
@@ -51,8 +53,7 @@ def ratio_lines(a, b, baseline: str = "torchrl") -> list[str]:
         if impl in (None, baseline) or base not in first or key not in second \
                 or base not in second or max(stats.median, first[base].median) < FLOOR:
             continue
-        moves.append((second[key].median / second[base].median)
-                     / (stats.median / first[base].median))
+        moves.append(ratio(second[key], second[base]) / ratio(stats, first[base]))
     if not moves:
         return []
     off = sum(abs(m - 1) > TOLERANCE for m in moves)

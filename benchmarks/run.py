@@ -76,6 +76,9 @@ def merge_passes(path: Path) -> None:
             continue
         data = merged[key]["stats"].setdefault("data", [])
         data += bench["stats"].get("data", [])
+        # the group's calls had the same cycles in every pass: pooled in pass order they stay
+        # aligned, so paired ratios span the run too
+        merged[key]["extra_info"].setdefault("cycles", []).extend(info.get("cycles", []))
     for bench in merged.values():
         data = sorted(bench["stats"].get("data", []))
         if data:
@@ -105,7 +108,8 @@ def load(path: Path | None = None):
     for bench in document["benchmarks"]:
         info, stats = bench["extra_info"], bench["stats"]
         points.add(info["workload"], info["implementation"], info["device"], info["params"],
-                   Stats(stats["min"], stats["median"], stats["max"], stats["rounds"]))
+                   Stats(stats["min"], stats["median"], stats["max"], stats["rounds"],
+                         tuple(info.get("cycles", ())), info.get("group", "")))
         if info["implementation"] and info["implementation"] not in impls:
             impls.append(info["implementation"])
     return document, points, impls
@@ -128,8 +132,9 @@ def _cell(stats) -> str:
 
 
 def ratio_table(points, impls: list[str], device: str) -> list[str]:
-    """Per workload: <impl> / baseline medians over the grid (min, median, max)."""
+    """Per workload: <impl> / baseline over the grid (min, median, max)."""
     from benchmarks import suite
+    from benchmarks.targets import ratio
 
     base = BASELINE if BASELINE in impls else impls[0]
     lines = [f"| workload | implementation / {base} | points | min | median | max |",
@@ -140,10 +145,10 @@ def ratio_table(points, impls: list[str], device: str) -> list[str]:
         for impl in (i for i in impls if i != base):
             ratios = []
             for params in workload.points():
-                a = points.median(workload.name, impl, device, **params)
-                b = points.median(workload.name, base, device, **params)
-                if a is not None and b:
-                    ratios.append(a / b)
+                value = ratio(points.get(workload.name, impl, device, **params),
+                              points.get(workload.name, base, device, **params))
+                if value is not None:
+                    ratios.append(value)
             name = f"`{area}.{workload.name}`"
             if not ratios:
                 lines.append(f"| {name} | {impl} | 0 | not measured | | |")
@@ -156,6 +161,7 @@ def ratio_table(points, impls: list[str], device: str) -> list[str]:
 def point_tables(points, impls: list[str], device: str, skips: dict) -> list[str]:
     """Every point: median (min – max, rounds) per implementation, and the ratio."""
     from benchmarks import suite
+    from benchmarks.targets import ratio
 
     base = BASELINE if BASELINE in impls else impls[0]
     out = []
@@ -174,9 +180,9 @@ def point_tables(points, impls: list[str], device: str, skips: dict) -> list[str
                 row.append(f"n/a ({reason})" if stats is None and reason else _cell(stats))
             if base in columns:
                 for impl in others:
-                    a = points.median(workload.name, impl, device, **params)
-                    b = points.median(workload.name, base, device, **params)
-                    row.append(f"{a / b:.3g}" if a is not None and b else "")
+                    value = ratio(points.get(workload.name, impl, device, **params),
+                                  points.get(workload.name, base, device, **params))
+                    row.append("" if value is None else f"{value:.3g}")
             out.append("| " + " | ".join(row) + " |")
     return out
 
@@ -244,6 +250,22 @@ def _stack() -> str:
     return ", ".join(f"{p} {installed_version(p)}" for p in ("torch", "torchrl", "tensordict"))
 
 
+def machine_swing(points) -> str:
+    """How much the machine's speed moved during the run: per point, its slowest decile of
+    cycles over its fastest (the same call, the same inputs), over every point with 10 cycles."""
+    swings = []
+    for _, stats in points.items():
+        cycles = sorted(stats.cycles)
+        if len(cycles) >= 10:
+            swings.append(cycles[-1 - len(cycles) // 10] / cycles[len(cycles) // 10])
+    if not swings:
+        return ""
+    return (f"The machine's speed moved during the run: the same call's slowest tenth of cycles "
+            f"over its fastest tenth was {statistics.median(swings):.2f}x (median over "
+            f"{len(swings)} points; max {max(swings):.2f}x). Paired ratios cancel that; raw "
+            "medians carry it.")
+
+
 def write_report(command: str, seconds: float | None, previous: Path | None = None) -> Path:
     from benchmarks import suite
     from benchmarks.common import threads
@@ -261,13 +283,16 @@ def write_report(command: str, seconds: float | None, previous: Path | None = No
         f"{machine.get('cpu', {}).get('count', '?')} cores "
         f"({machine.get('cpu', {}).get('brand_raw', '?')}).",
         "",
-        "Every implementation of a point is measured in this one process, one after the other "
-        "(pytest-benchmark, calibrated rounds). Times are "
+        "Every implementation of a point is measured in this one process, in turns with the "
+        "points it is compared with (a cycle gives each call a 10 ms slice of calibrated rounds; "
+        "cycles repeat over the run's passes; pytest-benchmark records the rounds). Times are "
         + ("the process's CPU time (one thread: other processes on the machine barely change "
            "it)" if device == "cpu" else "wall time")
-        + ", medians with the min – max over the rounds; ratios divide medians measured in "
-        "this run. Absolute times on a shared machine are noise: quote ratios. Below 1: faster "
-        "than the baseline.",
+        + ", medians with the min – max over the rounds. A ratio of two points measured in "
+        "turns is the median over cycles of their per-cycle ratio (each pair timed within "
+        "milliseconds, in one state of the machine); other ratios divide medians. Absolute "
+        "times on a shared machine are noise: quote ratios. Below 1: faster than the baseline.",
+        "", machine_swing(points),
         "", "## Ratios", "", *ratio_table(points, impls, device),
         "", "## Targets (measured in this run, not asserted)", "",
     ]
@@ -302,7 +327,8 @@ def main(argv=None) -> int:
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("-k", dest="keyword", help="pytest -k expression over the point ids")
     parser.add_argument("--max-time", type=float, default=0.25,
-                        help="seconds pytest-benchmark spends on one point (default 0.25)")
+                        help="timed seconds per point and implementation, shared among the "
+                             "passes (default 0.25)")
     parser.add_argument("--passes", type=int, default=3,
                         help="walks over the whole grid, each point's rounds pooled over them, "
                              "so that a median spans the run's slow and fast spells (default 3; "

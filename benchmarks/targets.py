@@ -19,6 +19,8 @@ class Stats:
     median: float
     max: float
     rounds: int
+    cycles: tuple = ()  #: per-cycle medians, when measured in turns with its group
+    group: str = ""  #: the group it was measured with (``benchmarks.suite.groups``)
 
 
 class Points:
@@ -46,8 +48,23 @@ class Points:
         return self._stats.items()
 
 
-def ratio(a: float | None, b: float | None) -> float | None:
-    return None if a is None or not b else a / b
+def ratio(a: Stats | float | None, b: Stats | float | None) -> float | None:
+    """a / b. Two points measured in turns in one group: the median over their cycles of the
+    per-cycle ratio (each pair timed within milliseconds, so a change of the machine's speed
+    cancels); otherwise the ratio of the medians."""
+    if a is None or b is None:
+        return None
+    if isinstance(a, Stats) and isinstance(b, Stats):
+        if a.group and a.group == b.group:
+            from benchmarks.interleave import paired_ratio
+
+            paired = paired_ratio(list(a.cycles), list(b.cycles))
+            if paired is not None:
+                return paired
+        a, b = a.median, b.median
+    elif isinstance(a, Stats) or isinstance(b, Stats):
+        raise TypeError("ratio of a Stats and a number: pass two Stats or two numbers")
+    return a / b if b else None
 
 
 @dataclass(frozen=True)

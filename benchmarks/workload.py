@@ -33,6 +33,10 @@ class Workload:
     doc: str = ""
     #: each call needs state that the call itself destroys (``Timed.before`` restores it)
     fresh_state: bool = False
+    #: params -> the other points (workload name in the same module, params) that a target
+    #: divides this point by: the side-by-side run measures them interleaved with this point
+    companions: Callable[[dict], list[tuple[str, dict]]] | None = field(default=None,
+                                                                        repr=False)
 
     def build(self, implementation: str | None, device: str, **params) -> Timed:
         """Resolve the area through the registry, then prepare (raises NotImplementedError
@@ -56,6 +60,11 @@ class Workload:
         # asv compares results only while a benchmark's version is unchanged: tie it to the
         # workload's own source, not to the generic method below that every class shares
         return hashlib.sha256(inspect.getsource(self.prepare).encode()).hexdigest()[:16]
+
+
+def same_point(*names: str) -> Callable[[dict], list[tuple[str, dict]]]:
+    """Companions: the workloads ``names`` at the same parameters."""
+    return lambda params: [(name, dict(params)) for name in names]
 
 
 def asv_class(class_name: str, workload: Workload, **attributes) -> type:

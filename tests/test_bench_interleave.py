@@ -1,0 +1,115 @@
+"""The side-by-side run times a group's calls in turns, so a ratio is taken within one state of
+the machine: the grouping, the loop, and pytest-benchmark's record of it."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks import interleave, suite
+from benchmarks.targets import Stats, ratio
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class _Machine:
+    """A fake clock whose speed flips between 1x and 2x every ``period`` calls."""
+
+    def __init__(self, period: int):
+        self.now, self.calls, self.period = 0.0, 0, period
+
+    def clock(self) -> float:
+        return self.now
+
+    def work(self, cost: float):
+        def call():
+            self.calls += 1
+            self.now += cost * (2.0 if (self.calls // self.period) % 2 else 1.0)
+        return call
+
+
+def test_every_point_is_in_exactly_one_group_with_its_companions():
+    impls = ["reference", "torchrl"]
+    groups = suite.groups(impls)
+    items = [(area, w.name, impl, tuple(p.items())) for g in groups for area in [g.area]
+             for w, impl, p in g.items]
+    expected = sum(len(list(w.points())) * (len(impls) if w.area else 1)
+                   for _, w in suite.workloads())
+    assert len(items) == len(set(items)) == expected
+    by_label = {g.label: g for g in groups}
+    sac = by_label["sac_done_states.forward_backward[kind=discrete,skip_done_states=False|True,"
+                   "batch=1000]"]
+    assert sorted((impl, p["skip_done_states"]) for _, impl, p in sac.items) == [
+        ("reference", False), ("reference", True), ("torchrl", False), ("torchrl", True)]
+    mode = by_label["tanh_normal_mode.mode+tanh+mode_constructed[dtype=float32,size=10000]"]
+    assert [(w.name, impl) for w, impl, _ in mode.items] == [
+        ("mode", "reference"), ("mode", "torchrl"), ("tanh", None),
+        ("mode_constructed", "reference"), ("mode_constructed", "torchrl")]
+
+
+def test_a_paired_ratio_is_exact_while_the_machine_changes_speed():
+    machine = _Machine(period=56)  # a cycle is 14 calls: the speed flips every 4 cycles
+    a = interleave.Timing(machine.work(3e-3))
+    b = interleave.Timing(machine.work(1e-3))
+    cycles = interleave.run([a, b], machine.clock, budget=0.5, min_cycles=3)
+    assert cycles >= 3 and len(a.cycles) == len(b.cycles) == cycles
+    assert sum(a.round_seconds) + sum(b.round_seconds) >= 0.5
+    # each call's own time swung 2x; their per-cycle ratio did not
+    assert max(a.rounds) / min(a.rounds) == pytest.approx(2.0)
+    paired = ratio(Stats(0, 0, 0, 0, tuple(a.cycles), "g"), Stats(0, 0, 0, 0, tuple(b.cycles), "g"))
+    assert paired == pytest.approx(3.0)
+
+
+def test_the_first_call_of_a_cycle_rotates():
+    order = []
+    timings = [interleave.Timing(lambda n=n: order.append(n)) for n in "abc"]
+    ticks = iter(range(10**6))
+    interleave.run(timings, lambda: next(ticks) * 2.0**-10, budget=0, min_cycles=3)
+    starts = [order[i] for i in range(0, len(order), len(order) // 3)]
+    assert starts == ["a", "b", "c"]
+
+
+def test_calibration_makes_a_round_of_a_fast_call_last_a_round():
+    machine = _Machine(period=10**9)
+    timing = interleave.Timing(machine.work(1e-6))
+    interleave.calibrate(timing, machine.clock, first_call=1e-6)
+    assert timing.loops == round(interleave.ROUND / 1e-6)
+    fresh = interleave.Timing(machine.work(1e-6), before=lambda: None)
+    interleave.calibrate(fresh, machine.clock, first_call=1e-6)
+    assert fresh.loops == 1  # a fresh-state call is one call per round
+
+
+def test_ratios_of_points_not_measured_together_divide_medians():
+    a, b = Stats(0, 2.0, 0, 1, (1.0,), "g1"), Stats(0, 1.0, 0, 1, (4.0,), "g2")
+    assert ratio(a, b) == 2.0 and ratio(2.0, 4.0) == 0.5 and ratio(a, None) is None
+
+
+def test_pytest_benchmark_records_each_point_of_a_group_with_aligned_cycles(tmp_path):
+    out = tmp_path / "sbs.json"
+    env = {**os.environ, "TORCHRL_CONFORMANCE_IMPL": "reference,torchrl",
+           "TORCHRL_CONFORMANCE_BENCH_PASSES": "2", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", str(ROOT / "benchmarks" / "side_by_side.py"), "-q",
+         "-p", "no:cacheprovider", "-k", "ppo_value_clipping",
+         f"--benchmark-json={out}", "--benchmark-max-time=0.02",
+         "--benchmark-timer=time.process_time"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    from benchmarks import run
+
+    run.merge_passes(out)
+    _, points, impls = run.load(out)
+    assert impls == ["reference", "torchrl"]
+    ref = points.get("forward_backward", "reference", size=100)
+    base = points.get("forward_backward", "torchrl", size=100)
+    assert ref.group == base.group == "ppo_value_clipping.forward_backward[size=100]"
+    assert len(ref.cycles) == len(base.cycles) >= 2 * 3  # two passes of at least 3 cycles
+    assert ref.rounds >= len(ref.cycles)
+    entries = json.loads(out.read_text())["benchmarks"]
+    from benchmarks.bench_ppo_value_clipping import SIZES
+
+    assert {e["group"] for e in entries} == {
+        f"ppo_value_clipping.forward_backward[size={s}]" for s in SIZES}
