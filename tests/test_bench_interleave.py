@@ -113,3 +113,16 @@ def test_pytest_benchmark_records_each_point_of_a_group_with_aligned_cycles(tmp_
 
     assert {e["group"] for e in entries} == {
         f"ppo_value_clipping.forward_backward[size={s}]" for s in SIZES}
+
+
+def test_a_size_over_the_call_budget_skips_only_larger_sizes_in_later_passes(monkeypatch):
+    from benchmarks import side_by_side
+    from benchmarks.workload import Timed, Workload
+
+    work = Workload("w", None, {"size": [1, 2, 3]}, lambda area, dev, size: Timed(lambda: None))
+    monkeypatch.setattr(side_by_side, "_OVER_BUDGET", {("w", None, ()): (2, 5.0)})
+    clock = iter(range(10**6)).__next__
+    assert side_by_side._prepare(work, None, {"size": 1}, "cpu", lambda: clock() * 1e-6, 3.0)
+    for size in (2, 3):
+        with pytest.raises(NotImplementedError, match="size=2 already took 5.0 s a call"):
+            side_by_side._prepare(work, None, {"size": size}, "cpu", lambda: 0.0, 3.0)
