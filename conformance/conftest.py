@@ -14,6 +14,7 @@ from conformance import implementations, outcomes
 from conformance.interface import AREAS
 from conformance.plugin import expectations as exp
 from conformance.plugin import keys, survey, watchdog
+from conformance.plugin.interrupts import InterruptGuard
 from conformance.plugin.results import DEFAULT_RESULTS, OutcomeRecorder, ResultsPlugin
 from conformance.versions import stack_versions
 
@@ -158,6 +159,7 @@ def pytest_configure(config):
         config.pluginmanager.register(StaleNotes(config, notes), "conformance-stale-notes")
         dog = watchdog.Watchdog(seconds, None, "main", on_kill=results.record_kill)
     config.pluginmanager.register(watchdog.WatchdogPlugin(dog), "conformance-watchdog")
+    config.pluginmanager.register(InterruptGuard(), "conformance-interrupts")
     config.pluginmanager.register(OutcomeRecorder(dog), "conformance-outcomes")
 
 

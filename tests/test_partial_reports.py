@@ -59,3 +59,19 @@ def test_interrupted_run_keeps_what_ran_and_says_so(tmp_path):
     assert document["partial"].startswith("interrupted"), document["partial"]
     assert document["rows"], "the tests that finished before Ctrl-C were lost"
     assert "PARTIAL RUN" in (tmp_path / "conformance.md").read_text()
+
+
+def test_ctrl_c_that_python_swallows_still_stops_the_run(tmp_path):
+    """SIGINT landing in a finalizer: Python drops the KeyboardInterrupt; the run stops anyway,
+    at the next test, and keeps what finished."""
+    results = tmp_path / "results.json"
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", PPO, "--impl",
+           "tests.mutants.hangs:CTRL_C_IN_FINALIZER", "-k", "match_baselines",
+           "--results", str(results)]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    out = proc.stdout + proc.stderr
+    assert "KeyboardInterrupt" in out and "Exception ignored" in out, out[-3000:]
+    assert proc.returncode == 2, out[-3000:]
+    document = json.loads(results.read_text())
+    assert document["partial"].startswith("interrupted"), document["partial"]
+    assert len(document["rows"]) == 1, document["rows"]  # of six selected

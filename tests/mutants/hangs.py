@@ -31,6 +31,22 @@ class Segfaults(ClippedOnly):
         os.kill(os.getpid(), signal.SIGSEGV)
 
 
+class _SignalsFromItsFinalizer:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1)  # the handler runs in here: its KeyboardInterrupt is printed and dropped
+
+
+class CtrlCInAFinalizer(ClippedOnly):
+    """Ctrl-C that lands while Python runs a finalizer (torch and tensordict objects are
+    collected all the time): Python drops the KeyboardInterrupt and the call returns."""
+
+    def critic_loss(self, **kwargs):
+        _SignalsFromItsFinalizer()  # collected at once
+        return super().critic_loss(**kwargs)
+
+
 SLEEPS = implementation("sleeps", ppo_value_clipping=SleepsInPython())
 NATIVE_HANG = implementation("native-hang", ppo_value_clipping=HangsInNativeCode())
 SEGFAULT = implementation("segfault", ppo_value_clipping=Segfaults())
+CTRL_C_IN_FINALIZER = implementation("ctrl-c-in-finalizer", ppo_value_clipping=CtrlCInAFinalizer())
