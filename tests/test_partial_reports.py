@@ -14,6 +14,13 @@ from tests.conftest import ROOT, run_suite
 PPO = "conformance/test_ppo_value_clipping.py"
 
 
+def _ctrl_c_reaches_the_child():
+    """A shell's background job starts with SIGINT ignored (no job control), and a child inherits
+    that: Python then installs no KeyboardInterrupt handler at all. Give the child the default,
+    as a terminal's foreground job has it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_filtered_run_says_partial_in_results_and_report(suite, tmp_path):
     run = suite(PPO, "--impl", "reference", "-k", "counterexample")
     assert run.returncode == 0, run.output[-2000:]
@@ -44,7 +51,8 @@ def test_interrupted_run_keeps_what_ran_and_says_so(tmp_path):
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-v", PPO, "--impl",
            "reference,tests.mutants.hangs:SLEEPS", "--results", str(results)]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                            text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                            preexec_fn=_ctrl_c_reaches_the_child)
     lines = []
     deadline = time.monotonic() + 300
     for line in proc.stdout:  # the reference passes a test, then a sleeping test is under way
@@ -68,7 +76,8 @@ def test_ctrl_c_that_python_swallows_still_stops_the_run(tmp_path):
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", PPO, "--impl",
            "tests.mutants.hangs:CTRL_C_IN_FINALIZER", "-k", "match_baselines",
            "--results", str(results)]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          preexec_fn=_ctrl_c_reaches_the_child)
     out = proc.stdout + proc.stderr
     assert "KeyboardInterrupt" in out and "Exception ignored" in out, out[-3000:]
     assert proc.returncode == 2, out[-3000:]

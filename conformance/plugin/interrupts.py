@@ -3,9 +3,11 @@
 Python raises ``KeyboardInterrupt`` wherever the main thread happens to be when SIGINT arrives.
 If that is a finalizer (``__del__``, a weakref callback: torch and tensordict objects are
 collected all the time), the exception is printed as "Exception ignored in ..." and dropped, and
-the run goes on as if Ctrl-C had never been pressed (seen in CI: the run went on to a hanging
-test). So SIGINT is also remembered, and the run stops at the next phase of the next test, with
-the tests that finished kept and the results marked partial, as for any Ctrl-C.
+the run goes on as if Ctrl-C had never been pressed (``tests.mutants.hangs:CTRL_C_IN_FINALIZER``
+shows it: without this guard the run goes through every test). So SIGINT is also remembered, and
+the run stops at the next phase of the next test, with the tests that finished kept and the
+results marked partial, as for any Ctrl-C. A process that inherited SIGINT ignored (a shell's
+background job) is left as its parent chose.
 """
 
 from __future__ import annotations
