@@ -64,11 +64,17 @@ def stack_python(session: nox.Session, extra: list[str] | None = None) -> str:
     return str(python)
 
 
+INTERRUPT_GRACE = 60.0  # seconds
+
+
 def _run(session, python, *args, **kwargs):
     # one OpenMP thread unless told otherwise: on small shared machines two-thread kernels on
     # tiny tensors are up to 10x slower and make benchmark ratios swing
     env = {"PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0",
            "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    # On Ctrl-C nox forwards the interrupt and kills the command 0.3 s later: too soon for an
+    # interrupted run to write what finished (results, report). Give it INTERRUPT_GRACE.
+    kwargs.setdefault("interrupt_timeout", INTERRUPT_GRACE)
     session.run(python, *args, env=env, external=True, **kwargs)
 
 
