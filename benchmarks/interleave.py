@@ -24,14 +24,13 @@ SLOW = 0.05  # seconds: a call at least this long is one round per cycle
 
 @dataclass
 class Timing:
-    """One call's record in a group: its rounds (seconds per call) and per-cycle medians."""
+    """One call's record in a group: its rounds and per-cycle medians."""
 
     call: Callable[[], object]
     before: Callable[[], object] | None = None  # untimed, before every single call
     loops: int = 1  # calls per round
-    rounds: list[float] = field(default_factory=list)
-    cycles: list[float] = field(default_factory=list)
-    round_seconds: list[float] = field(default_factory=list)  # whole rounds, for the record
+    round_seconds: list[float] = field(default_factory=list)  # each round, all its loops
+    cycles: list[float] = field(default_factory=list)  # per cycle: median seconds per call
 
 
 def calibrate(timing: Timing, clock, first_call: float) -> None:
@@ -66,7 +65,6 @@ def _slice(timing: Timing, clock) -> float:
         timing.round_seconds.append(took)
         if timed >= SLICE or took >= SLOW:
             break
-    timing.rounds += per_call
     timing.cycles.append(statistics.median(per_call))
     return timed
 

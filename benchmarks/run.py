@@ -50,9 +50,8 @@ def run_pytest(impl: str, device: str, keyword: str | None, max_time: float,
            THREADS_VAR: os.environ.get(THREADS_VAR, "1")}
     cmd = [sys.executable, "-m", "pytest", str(ROOT / "benchmarks" / "side_by_side.py"),
            "-p", "no:cacheprovider", "-q", "-rs", f"--benchmark-json={RESULTS}",
-           f"--benchmark-max-time={max_time / passes}", "--benchmark-min-rounds=3",
-           # a collection landing in one round is a spike unrelated to the workload
-           "--benchmark-disable-gc",
+           # per point and implementation, per pass; rounds and GC are side_by_side's own
+           f"--benchmark-max-time={max_time / passes}",
            "--benchmark-columns=min,median,max,rounds", "--benchmark-sort=name",
            f"--benchmark-timer={timer_for(device)}"]
     if keyword:

@@ -104,13 +104,13 @@ def _record(session, info: dict, timing, walk: int) -> None:
     """One pytest-benchmark entry for one point and implementation, from its rounds."""
     from pytest_benchmark.stats import Metadata
 
-    name = (f"{info['area']}.{info['workload']}[{_label(info['params'])}]-"
-            f"{info['implementation'] or 'yardstick'}" + (f"-pass{walk + 1}" if PASSES > 1 else ""))
+    point = f"{info['area']}.{info['workload']}[{_label(info['params'])}]"
+    name = (f"{point}-{info['implementation'] or 'yardstick'}"
+            + (f"-pass{walk + 1}" if PASSES > 1 else ""))
     info = {**info, "cycles": timing.cycles, "loops": timing.loops}
     entry = types.SimpleNamespace(
         name=name, fullname=f"benchmarks/side_by_side.py::{name}", param=name, params=None,
-        group=f"{info['area']}.{info['workload']}[{_label(info['params'])}]", extra_info=info,
-        cprofile_stats=None, has_error=False)
+        group=point, extra_info=info, cprofile_stats=None, has_error=False)
     options = {"disable_gc": True, "timer": session.options["timer"].target,
                "min_rounds": 1, "max_time": float(session.options["max_time"]),
                "min_time": interleave.ROUND, "precision": None, "confidence": None,

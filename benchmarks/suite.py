@@ -39,7 +39,7 @@ class Group:
         values: dict = {}
         for _, _, params in self.items:
             for k, v in params.items():
-                values.setdefault(k, dict.fromkeys([]))[str(v)] = None
+                values.setdefault(k, {})[str(v)] = None  # an ordered set of the values
         params = ",".join(f"{k}={'|'.join(v)}" for k, v in values.items())
         return f"{self.area}.{'+'.join(names)}[{params}]"
 

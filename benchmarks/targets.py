@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from benchmarks.interleave import paired_ratio
+
 
 @dataclass(frozen=True)
 class Stats:
@@ -56,8 +58,6 @@ def ratio(a: Stats | float | None, b: Stats | float | None) -> float | None:
         return None
     if isinstance(a, Stats) and isinstance(b, Stats):
         if a.group and a.group == b.group:
-            from benchmarks.interleave import paired_ratio
-
             paired = paired_ratio(list(a.cycles), list(b.cycles))
             if paired is not None:
                 return paired
