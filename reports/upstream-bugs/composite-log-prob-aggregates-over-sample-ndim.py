@@ -26,7 +26,7 @@ print(f"parameters: CompositeDistribution of 2 Categorical heads, batch [{B}], "
       "sample TensorDict(actions, batch_size=[]), set_composite_lp_aggregate(True)")
 print(f"expected:   shape {list(expected.shape)} {[round(x, 4) for x in expected.tolist()]}  "
       "(Categorical(logits).log_prob(action) summed over the heads)")
-print(f"actual:     shape {list(actual.shape)} {[round(x, 4) for x in actual.tolist()]}")
+print(f"actual:     shape {list(actual.shape)} {[round(x, 4) for x in actual.reshape(-1).tolist()]}")
 if actual.shape != expected.shape or not torch.allclose(actual, expected):
     print("BUG: the aggregate depends on the sample's batch_size (summed over the batch)")
     sys.exit(1)

@@ -1,0 +1,145 @@
+"""The upstream bug reports: every reproducer runs alone on the pinned stack and its exit code
+agrees with the verdicts of the specs its defect names; none imports this project; the
+generated parts of the reports match the matrix and a hand edit is caught."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from conformance.upstream import bugs
+from conformance.versions import installed_version
+
+ALLOWED = {"torch", "torchrl", "tensordict", "numpy", "scipy", "sys", "inspect", "warnings"}
+FAILING = {"known failure", "fail", "error"}
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            names.add((node.module or "").split(".")[0] if not node.level else ".")
+    return names
+
+
+@pytest.mark.parametrize("slug", [d.slug for d in bugs.DEFECTS])
+def test_reproducer_imports_only_the_stack(slug):
+    extra = _imports(bugs.BUGS / f"{slug}.py") - ALLOWED
+    assert not extra, f"{slug}.py imports {sorted(extra)}: a reproducer uses only {sorted(ALLOWED)}"
+
+
+def test_pinned_release_is_the_stack_pin():
+    pins = tomllib.loads((bugs.ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]["stack"]
+    assert f"torchrl=={bugs.PINNED}" in pins
+
+
+def _run_alone(slug: str, folder: Path) -> subprocess.CompletedProcess:
+    """The reproducer copied alone into an empty folder, run there with nothing of the project
+    importable (no PYTHONPATH, cwd outside the checkout)."""
+    work = folder / slug
+    work.mkdir()
+    shutil.copy(bugs.BUGS / f"{slug}.py", work)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run([sys.executable, f"{slug}.py"], cwd=work, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    if installed_version("torchrl") != bugs.PINNED:
+        pytest.skip(f"the reproducers are checked against torchrl {bugs.PINNED}; installed: "
+                    f"{installed_version('torchrl')}")
+    folder = tmp_path_factory.mktemp("reproducers")
+    with ThreadPoolExecutor(2) as pool:
+        done = pool.map(lambda d: (d.slug, _run_alone(d.slug, folder)), bugs.DEFECTS)
+        return dict(done)
+
+
+def _pinned_verdicts() -> dict[str, str]:
+    doc = json.loads((bugs.RESULTS / f"{bugs.PINNED}.json").read_text(encoding="utf-8"))
+    return {r["nodeid"]: r["outcome"] for r in doc["rows"] if r["implementation"] == "torchrl"}
+
+
+@pytest.mark.parametrize("defect", bugs.DEFECTS, ids=lambda d: d.slug)
+def test_reproducer_agrees_with_its_specs(runs, defect):
+    verdicts = _pinned_verdicts()
+    specs = {n: o for n, o in verdicts.items() if n.startswith(defect.prefixes)}
+    assert specs, f"{defect.slug}: none of its specs is in the {bugs.PINNED} column"
+    failing = sorted(n for n, o in specs.items() if o in FAILING)
+    run = runs[defect.slug]
+    output = (run.stdout + run.stderr)[-1500:]
+    assert run.returncode in (0, 1), f"{defect.slug}.py exited {run.returncode}:\n{output}"
+    assert "expected" in run.stdout and "actual" in run.stdout, (
+        f"{defect.slug}.py does not print expected and actual:\n{output}")
+    if failing:
+        assert run.returncode == 1, (f"{defect.slug}.py exits 0 (fixed) while {len(failing)} of "
+                                     f"its specs fail on {bugs.PINNED}, e.g. {failing[0]}:\n{output}")
+    else:
+        assert run.returncode == 0, (f"{defect.slug}.py exits 1 (present) while all its specs "
+                                     f"pass on {bugs.PINNED}:\n{output}")
+
+
+def test_get_mode_reproducer_prints_the_seed_example(runs):
+    run = runs["tanh-normal-get-mode-on-the-bound"]
+    assert "expected:   0.973" in run.stdout and "loc=0.2, scale=1.0" in run.stdout, run.stdout
+
+
+def test_generated_parts_match_the_matrix(capsys):
+    assert bugs.main(["--check"]) == 0, capsys.readouterr().err
+
+
+def test_a_range_edited_by_hand_is_caught(tmp_path, capsys):
+    copy = tmp_path / "upstream-bugs"
+    shutil.copytree(bugs.BUGS, copy)
+    md = copy / "prb-max-slot-overwrite.md"
+    text = md.read_text(encoding="utf-8")
+    edited = text.replace("**Releases that have it** (known failures in the matrix): 0.13.3",
+                          "**Releases that have it** (known failures in the matrix): 0.12.0")
+    assert edited != text
+    md.write_text(edited, encoding="utf-8")
+    assert bugs.main(["--check", "--bugs", str(copy)]) == 1
+    err = capsys.readouterr().err
+    assert "prb-max-slot-overwrite.md: generated part status differs" in err, err
+    assert bugs.main(["--bugs", str(copy)]) == 0  # regenerating repairs it
+    assert md.read_text(encoding="utf-8") == text
+
+
+def test_missing_matrix_is_one_line(tmp_path, capsys):
+    assert bugs.main(["--check", "--results", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no per-source results" in err, err
+
+
+def test_every_known_failure_of_the_pinned_release_has_a_defect():
+    matrix = bugs.Matrix.load(bugs.RESULTS)
+    entries = bugs.pinned_entries()
+    assert bugs.unexplained(matrix, entries) == []
+    explained = sum(len(h.specs) for h in bugs.histories(matrix, entries).values())
+    known = sum(r["implementation_version"] == bugs.PINNED and r["outcome"] == "known failure"
+                for r in matrix.rows)
+    assert explained == known
+
+
+def test_reproducer_for_a_report_row():
+    message = ("AssertionError: x\n[known failure: get_mode() returns the bound 1.0 (density 0) for "
+               "loc 0.2, scale 1 instead of 0.97302 (https://github.com/pytorch/rl/blob/"
+               "00b7c2e8f38730747f9484e7fa3b763e509cc914/torchrl/modules/distributions/"
+               "continuous.py#L499-L528)]")
+    nodeid = "conformance/test_tanh_normal_mode.py::test_seed_example[torchrl-float32]"
+    assert bugs.reproducer_for(nodeid, message) == "tanh-normal-get-mode-on-the-bound.py"
+    # the same spec failing for an older reason (another entry's text) has no reproducer here
+    assert bugs.reproducer_for(nodeid, message.replace("1.0 (density", "2.0 (density")) is None
+    assert bugs.reproducer_for(nodeid, "") is None
