@@ -10,7 +10,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -41,9 +40,9 @@ def test_reproducer_imports_only_the_stack(slug):
 
 
 def test_pinned_release_is_the_stack_pin():
-    pins = tomllib.loads((bugs.ROOT / "pyproject.toml").read_text())["project"][
-        "optional-dependencies"]["stack"]
-    assert f"torchrl=={bugs.PINNED}" in pins
+    stack = next(line for line in (bugs.ROOT / "pyproject.toml").read_text().splitlines()
+                 if line.startswith("stack = "))
+    assert f'"torchrl=={bugs.PINNED}"' in stack, stack
 
 
 def _run_alone(slug: str, folder: Path) -> subprocess.CompletedProcess:
@@ -143,3 +142,15 @@ def test_reproducer_for_a_report_row():
     # the same spec failing for an older reason (another entry's text) has no reproducer here
     assert bugs.reproducer_for(nodeid, message.replace("1.0 (density", "2.0 (density")) is None
     assert bugs.reproducer_for(nodeid, "") is None
+
+
+def test_report_links_torchrl_known_failures_to_their_reproducer(tmp_path):
+    from conformance.reporting.matrix import load_rows, render_markdown
+
+    rows = load_rows([bugs.RESULTS / f"{bugs.PINNED}.json"])
+    text = render_markdown(rows, out_dir=bugs.ROOT / "reports")
+    section = text.split("### TorchRL's known failures: standalone reproducers", 1)[1]
+    section = section.split("###", 1)[0]
+    assert "- [prb-max-slot-overwrite.py](upstream-bugs/prb-max-slot-overwrite.py) " \
+           f"(torchrl {bugs.PINNED}, 7)" in section, section
+    assert section.count("- [") == len(bugs.DEFECTS)

@@ -20,6 +20,7 @@ spec (the max-slot overwrite behind the double-transformed default before 0.13.3
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 import sys
 from collections import defaultdict
@@ -191,13 +192,19 @@ def defect_of(nodeid: str, message: str, entries: list[Entry], owner: dict[str, 
     return owner[entry.prefix]
 
 
-def reproducer_for(nodeid: str, message: str) -> str | None:
-    """``<slug>.py`` of the defect a known failure of TorchRL shows, for the reports; or None."""
+@functools.cache
+def _pinned_owner() -> tuple[list[Entry], dict[str, Defect]] | None:
     try:
         entries = pinned_entries()
-        defect = defect_of(nodeid, message, entries, entry_defects(entries))
+        return entries, entry_defects(entries)
     except BugsError:
-        return None
+        return None  # the reports go on without links; --check names the problem
+
+
+def reproducer_for(nodeid: str, message: str) -> str | None:
+    """``<slug>.py`` of the defect a known failure of TorchRL shows, for the reports; or None."""
+    pinned = _pinned_owner()
+    defect = defect_of(nodeid, message, *pinned) if pinned else None
     return f"{defect.slug}.py" if defect else None
 
 
@@ -387,10 +394,10 @@ def run(check: bool, results_dir: Path = RESULTS, bugs_dir: Path = BUGS) -> int:
         if path.read_text(encoding="utf-8") == text:
             continue
         if check:
-            names = [m["name"] for m, n in zip(MARK.finditer(path.read_text(encoding="utf-8")),
-                                              MARK.finditer(text)) if m["body"] != n["body"]]
-            stale.append(f"{path.relative_to(bugs_dir.parent.parent) if path.is_relative_to(ROOT) else path}"
-                         f": generated part {', '.join(names)} differs from the matrix")
+            old = MARK.finditer(path.read_text(encoding="utf-8"))
+            names = [m["name"] for m, n in zip(old, MARK.finditer(text), strict=True)
+                     if m["body"] != n["body"]]
+            stale.append(f"{path}: generated part {', '.join(names)} differs from the matrix")
         else:
             atomic_write(path, text)
             print(f"updated {path}")
