@@ -11,6 +11,11 @@ that check it, the environment and the reproducer's code; so is the index ``READ
 
     python -m conformance.upstream.bugs            # rewrite the generated parts from the matrix
     python -m conformance.upstream.bugs --check    # exit 1 if one was edited by hand, or is stale
+    python -m conformance.upstream.bugs --verify PATCHED.json BASELINE.json SLUG [SLUG ...]
+
+``--verify`` judges a fix: two results files of one source with and without a patch (e.g.
+``nox -s upstream -- /tmp/rl-fix --reports-dir /tmp/fix``); exit 0 when every spec of the
+named defects fails in the baseline and passes with the patch, and no other verdict moves.
 
 A release "has" a defect when its column holds a known failure carrying one of the defect's
 entries (same test-id prefix, reason and link): a defect hidden by an earlier one in the same
@@ -38,6 +43,7 @@ BUGS = ROOT / "reports" / "upstream-bugs"
 EXPECTATIONS = ROOT / "conformance" / "expectations"
 PINNED = "0.14.1"  # the stack extra of pyproject.toml; a test checks that they agree
 NOT_REPORTED = "not reported upstream"
+FAILING = {"known failure", "fail", "error"}
 COMMAND = "python -m conformance.upstream.bugs"
 
 T_MODE = "conformance/test_tanh_normal_mode.py::"
@@ -409,6 +415,45 @@ def run(check: bool, results_dir: Path = RESULTS, bugs_dir: Path = BUGS) -> int:
     return 1 if stale else 0
 
 
+PASSING = {"pass", "unexpected pass"}  # an unexpected pass is a known failure that passed
+
+
+def _verdicts(path: Path) -> dict[str, str]:
+    import json
+
+    try:
+        rows = json.loads(Path(path).read_text(encoding="utf-8"))["rows"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise BugsError(f"{path}: not a results file of this suite ({exc})") from None
+    return {r["nodeid"]: "pass" if r["outcome"] in PASSING else
+            "fail" if r["outcome"] in FAILING else r["outcome"]
+            for r in rows if r["implementation"] == "torchrl"}
+
+
+def verify(patched: Path, baseline: Path, slugs: list[str]) -> int:
+    """Print what a patch changed; 0 when exactly the named defects' specs turned to pass."""
+    unknown = [s for s in slugs if s not in BY_SLUG]
+    if unknown:
+        raise BugsError(f"unknown defect {unknown[0]!r}; one of: {', '.join(BY_SLUG)}")
+    before, after = _verdicts(baseline), _verdicts(patched)
+    prefixes = tuple(p for s in slugs for p in BY_SLUG[s].prefixes)
+    targets = sorted(n for n in before if n.startswith(prefixes))
+    problems = [f"{n}: {before[n]} -> {after.get(n, 'absent')} (a spec of the defect)"
+                for n in targets if before[n] != "fail" or after.get(n) != "pass"]
+    problems += [f"{n}: {before[n]} -> {after.get(n, 'absent')} (moved, not a spec of the defect)"
+                 for n in sorted(before) if n not in targets and after.get(n) != before[n]]
+    problems += [f"{n}: only in the patched run" for n in sorted(set(after) - set(before))]
+    print(f"{len(targets)} spec(s) of {', '.join(slugs)}: "
+          f"{sum(after.get(n) == 'pass' for n in targets)} pass with the patch "
+          f"(all failed before: {all(before[n] == 'fail' for n in targets)}); "
+          f"{len(before) - len(targets)} other verdict(s) compared")
+    for line in problems:
+        print(f"  {line}")
+    print("verified: the defect's specs turn pass, no other verdict moves" if not problems
+          else f"NOT verified: {len(problems)} problem(s)")
+    return 1 if problems or not targets else 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -418,8 +463,14 @@ def main(argv=None) -> int:
                         help="the per-source results of the matrix (default: reports/upstream)")
     parser.add_argument("--bugs", type=Path, default=BUGS,
                         help="the reports folder (default: reports/upstream-bugs)")
+    parser.add_argument("--verify", nargs="+", metavar="PATCHED.json BASELINE.json SLUG",
+                        help="judge a fix (see above) instead of writing")
     args = parser.parse_args(argv)
     try:
+        if args.verify:
+            if len(args.verify) < 3:
+                parser.error("--verify needs PATCHED.json BASELINE.json and at least one SLUG")
+            return verify(Path(args.verify[0]), Path(args.verify[1]), args.verify[2:])
         return run(args.check, args.results, args.bugs)
     except BugsError as exc:
         print(f"error: {exc}", file=sys.stderr)
