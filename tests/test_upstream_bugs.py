@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -154,3 +155,59 @@ def test_report_links_torchrl_known_failures_to_their_reproducer(tmp_path):
     assert "- [prb-max-slot-overwrite.py](upstream-bugs/prb-max-slot-overwrite.py) " \
            f"(torchrl {bugs.PINNED}, 7)" in section, section
     assert section.count("- [") == len(bugs.DEFECTS)
+
+
+def _results_with(tmp_path, name, changes: dict[str, str]) -> Path:
+    doc = json.loads((bugs.RESULTS / f"{bugs.PINNED}.json").read_text(encoding="utf-8"))
+    for row in doc["rows"]:
+        row["outcome"] = changes.get(row["nodeid"], row["outcome"])
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def test_verify_accepts_exactly_the_defects_specs_turning_pass(tmp_path, capsys):
+    slug = "prb-max-slot-overwrite"
+    defect = bugs.BY_SLUG[slug]
+    verdicts = _pinned_verdicts()
+    fixed = {n: "unexpected pass" for n in verdicts if n.startswith(defect.prefixes)}
+    assert len(fixed) == 7
+    baseline = _results_with(tmp_path, "baseline", {})
+    assert bugs.main(["--verify", str(_results_with(tmp_path, "ok", fixed)), str(baseline),
+                      slug]) == 0
+    assert "verified: the defect's specs turn pass" in capsys.readouterr().out
+    half = dict(list(fixed.items())[:6])  # one spec of the defect still fails
+    assert bugs.main(["--verify", str(_results_with(tmp_path, "half", half)), str(baseline),
+                      slug]) == 1
+    other = next(n for n, o in verdicts.items() if o == "pass")
+    moved = {**fixed, other: "fail"}  # a verdict outside the defect moves
+    assert bugs.main(["--verify", str(_results_with(tmp_path, "moved", moved)), str(baseline),
+                      slug]) == 1
+    out = capsys.readouterr().out
+    assert f"{other}: pass -> fail (moved, not a spec of the defect)" in out, out
+    assert bugs.main(["--verify", str(baseline), str(baseline), "no-such-defect"]) == 2
+
+
+PATCH_BASE = "ae9719f17"  # pytorch/rl main of 2026-08-22, named in the patches' .md
+
+
+@pytest.mark.parametrize("patch", sorted(p.name for p in bugs.BUGS.glob("*.patch")))
+def test_patch_applies_to_pytorch_rl_main(patch, tmp_path):
+    """Each shipped patch applies to the files of pytorch/rl main it touches (needs a clone of
+    pytorch/rl in $TORCHRL_CONFORMANCE_GIT, as nox -s upstream does for old releases)."""
+    repo = os.environ.get("TORCHRL_CONFORMANCE_GIT", "")
+    if not repo or not Path(repo, ".git").exists() and not Path(repo, "HEAD").exists():
+        pytest.skip("no pytorch/rl clone in $TORCHRL_CONFORMANCE_GIT to apply the patch to")
+    text = (bugs.BUGS / patch).read_text(encoding="utf-8")
+    touched = sorted(set(re.findall(r"^\+\+\+ b/(\S+)$", text, re.M)))
+    assert touched, f"{patch} touches no file"
+    for path in touched:
+        shown = subprocess.run(["git", "-C", repo, "show", f"{PATCH_BASE}:{path}"],
+                               capture_output=True, text=True)
+        if shown.returncode:
+            pytest.skip(f"{repo} has no commit {PATCH_BASE}: {shown.stderr.strip()}")
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(shown.stdout, encoding="utf-8")
+    check = subprocess.run(["git", "apply", "--check", str(bugs.BUGS / patch)], cwd=tmp_path,
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
