@@ -10,8 +10,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -46,26 +44,12 @@ def test_pinned_release_is_the_stack_pin():
     assert f'"torchrl=={bugs.PINNED}"' in stack, stack
 
 
-def _run_alone(slug: str, folder: Path) -> subprocess.CompletedProcess:
-    """The reproducer copied alone into an empty folder, run there with nothing of the project
-    importable (no PYTHONPATH, cwd outside the checkout)."""
-    work = folder / slug
-    work.mkdir()
-    shutil.copy(bugs.BUGS / f"{slug}.py", work)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.run([sys.executable, f"{slug}.py"], cwd=work, env=env, capture_output=True,
-                          text=True, timeout=300)
-
-
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs():
     if installed_version("torchrl") != bugs.PINNED:
         pytest.skip(f"the reproducers are checked against torchrl {bugs.PINNED}; installed: "
                     f"{installed_version('torchrl')}")
-    folder = tmp_path_factory.mktemp("reproducers")
-    with ThreadPoolExecutor(2) as pool:
-        done = pool.map(lambda d: (d.slug, _run_alone(d.slug, folder)), bugs.DEFECTS)
-        return dict(done)
+    return bugs.reproduce()
 
 
 def _pinned_verdicts() -> dict[str, str]:
@@ -81,7 +65,7 @@ def test_reproducer_agrees_with_its_specs(runs, defect):
     failing = sorted(n for n, o in specs.items() if o in FAILING)
     run = runs[defect.slug]
     output = (run.stdout + run.stderr)[-1500:]
-    assert run.returncode in (0, 1), f"{defect.slug}.py exited {run.returncode}:\n{output}"
+    assert run.returncode in (0, 1), f"{defect.slug}.py: {bugs.reproduce_verdict(run)}:\n{output}"
     assert "expected" in run.stdout and "actual" in run.stdout, (
         f"{defect.slug}.py does not print expected and actual:\n{output}")
     if failing:

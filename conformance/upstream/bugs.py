@@ -12,7 +12,11 @@ that check it, the environment and the reproducer's code; so is the index ``READ
     python -m conformance.upstream.bugs            # rewrite the generated parts from the matrix
     python -m conformance.upstream.bugs --check    # exit 1 if one was edited by hand, or is stale
     python -m conformance.upstream.bugs --verify PATCHED.json BASELINE.json SLUG [SLUG ...]
+    python -m conformance.upstream.bugs --reproduce [SLUG ...]   # run the reproducers here
 
+``--reproduce`` runs each reproducer copied alone into an empty folder with this Python and
+this PYTHONPATH minus the project (as the upstream runner can do for each source) and prints
+"present" (exit code 1), "fixed" (0) or what else happened.
 ``--verify`` judges a fix: two results files of one source with and without a patch (e.g.
 ``nox -s upstream -- /tmp/rl-fix --reports-dir /tmp/fix``); exit 0 when every spec of the
 named defects fails in the baseline and passes with the patch, and no other verdict moves.
@@ -26,8 +30,12 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -422,9 +430,13 @@ def _verdicts(path: Path) -> dict[str, str]:
     import json
 
     try:
-        rows = json.loads(Path(path).read_text(encoding="utf-8"))["rows"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise BugsError(f"{path}: not a results file of this suite ({exc})") from None
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BugsError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        rows = json.loads(text)["rows"]
+    except (ValueError, KeyError, TypeError):
+        raise BugsError(f"{path}: not a results file of this suite") from None
     return {r["nodeid"]: "pass" if r["outcome"] in PASSING else
             "fail" if r["outcome"] in FAILING else r["outcome"]
             for r in rows if r["implementation"] == "torchrl"}
@@ -454,6 +466,40 @@ def verify(patched: Path, baseline: Path, slugs: list[str]) -> int:
     return 1 if problems or not targets else 0
 
 
+def reproduce(slugs=None, python: str = sys.executable, workers: int = 2,
+              timeout: float = 300) -> dict[str, subprocess.CompletedProcess]:
+    """Each reproducer run alone in an empty temporary folder, nothing of the project on the
+    path; slug -> the finished process (a timeout is returncode None)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    unknown = [s for s in slugs or () if s not in BY_SLUG]
+    if unknown:
+        raise BugsError(f"unknown defect {unknown[0]!r}; one of: {', '.join(BY_SLUG)}")
+    path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+            if p and Path(p).resolve() != ROOT]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+
+    def one(slug: str) -> subprocess.CompletedProcess:
+        with tempfile.TemporaryDirectory(prefix=f"{slug}-") as folder:
+            shutil.copy(BUGS / f"{slug}.py", folder)
+            try:
+                return subprocess.run([python, f"{slug}.py"], cwd=folder, env=env, text=True,
+                                      capture_output=True, timeout=timeout)
+            except subprocess.TimeoutExpired as exc:
+                return subprocess.CompletedProcess(exc.cmd, None, exc.stdout or "",
+                                                   f"timed out after {timeout:g} s")
+
+    with ThreadPoolExecutor(workers) as pool:
+        return dict(zip(slugs or BY_SLUG, pool.map(one, slugs or BY_SLUG), strict=True))
+
+
+def reproduce_verdict(run: subprocess.CompletedProcess) -> str:
+    if run.returncode in (0, 1):
+        return ("fixed", "present")[run.returncode]
+    last = (run.stderr or run.stdout or "").strip().splitlines()
+    return f"error (exit code {run.returncode}): {last[-1][:200] if last else ''}"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -463,10 +509,17 @@ def main(argv=None) -> int:
                         help="the per-source results of the matrix (default: reports/upstream)")
     parser.add_argument("--bugs", type=Path, default=BUGS,
                         help="the reports folder (default: reports/upstream-bugs)")
+    parser.add_argument("--reproduce", nargs="*", metavar="SLUG",
+                        help="run the reproducers (all, or these) alone with this Python")
     parser.add_argument("--verify", nargs="+", metavar="PATCHED.json BASELINE.json SLUG",
                         help="judge a fix (see above) instead of writing")
     args = parser.parse_args(argv)
     try:
+        if args.reproduce is not None:
+            runs = reproduce(args.reproduce)
+            for slug, process in runs.items():
+                print(f"{slug}: {reproduce_verdict(process)}")
+            return 0 if all(r.returncode in (0, 1) for r in runs.values()) else 1
         if args.verify:
             if len(args.verify) < 3:
                 parser.error("--verify needs PATCHED.json BASELINE.json and at least one SLUG")
@@ -475,6 +528,9 @@ def main(argv=None) -> int:
     except BugsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":
