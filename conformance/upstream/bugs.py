@@ -339,8 +339,9 @@ def block_specs(history: History) -> list[str]:
 def block_environment(matrix: Matrix) -> list[str]:
     s = matrix.stack
     return ["```", f"torchrl {PINNED}", f"torch {s.get('torch', '?')}",
-            f"tensordict {s.get('tensordict', '?')}", f"python {s.get('python', '?')}",
-            "OS: Linux x86_64, CPU", "```"]
+            f"tensordict {s.get('tensordict', '?')}", f"python {s.get('python', '?')}", "```",
+            f"(from the results of the torchrl {PINNED} column of the matrix, which do not record "
+            "the OS; seen on Linux x86_64, CPU)"]
 
 
 def block_reproducer(defect: Defect, bugs_dir: Path) -> list[str]:
