@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -142,8 +143,26 @@ def _reruns(rows: pd.DataFrame) -> list[str]:
             for _, r in again.sort_values(["column", "nodeid"]).iterrows()]
 
 
+def _reproducers(rows: pd.DataFrame, out_dir: Path | None) -> list[str]:
+    """TorchRL's known failures, grouped by the upstream bug reproducer that shows each one."""
+    from conformance.upstream.bugs import BUGS, reproducer_for
+
+    failing = rows[(rows["implementation"] == "torchrl") & (rows["outcome"] == "known failure")]
+    by_file: dict[tuple[str, str], list[str]] = {}
+    for _, r in failing.sort_values("nodeid").iterrows():
+        name = reproducer_for(r["nodeid"], r["message"] or "")
+        if name:
+            by_file.setdefault((name, r["column"]), []).append(r["nodeid"].split("::", 1)[1])
+    out = []
+    for (name, column), specs in sorted(by_file.items()):
+        target = BUGS / name
+        link = os.path.relpath(target, out_dir) if out_dir else str(target.relative_to(BUGS.parents[1]))
+        out.append(f"- [{name}]({link}) ({column}, {len(specs)}): " + ", ".join(f"`{s}`" for s in specs))
+    return out
+
+
 def render_markdown(rows: pd.DataFrame, title: str = "TorchRL conformance",
-                    preface: list[str] | None = None) -> str:
+                    preface: list[str] | None = None, out_dir: Path | None = None) -> str:
     matrix = build_matrix(rows)
     counts = summary(rows)
     n_unexpected = int((~rows["expected"]).sum())
@@ -171,6 +190,10 @@ def render_markdown(rows: pd.DataFrame, title: str = "TorchRL conformance",
     not_applicable = _not_applicable(rows)
     if not_applicable:
         parts += ["### Not applicable", "", *not_applicable, ""]
+    reproducers = _reproducers(rows, out_dir)
+    if reproducers:
+        parts += ["### TorchRL's known failures: standalone reproducers to file upstream", "",
+                  *reproducers, ""]
     parts += ["### Matrix (unexpected results first)", "", _markdown_table(matrix, "spec"), ""]
     return "\n".join(parts)
 
@@ -203,7 +226,7 @@ def write_reports(results: Iterable[Path], out_dir: Path, stem: str = "conforman
     out_dir = Path(out_dir)
     written = []
     for suffix, text in (
-        (".md", render_markdown(rows, title, preface)),
+        (".md", render_markdown(rows, title, preface, out_dir)),
         (".html", render_html(rows, title)),
         (".csv", rows.drop(columns=["column"]).to_csv(index=False)),
     ):

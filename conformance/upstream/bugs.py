@@ -1,0 +1,538 @@
+"""Upstream bug reports: one standalone reproducer and one issue body per TorchRL defect.
+
+The known failures of the pinned TorchRL (its expectations file) collapse to a few distinct
+defects, listed below by hand with the expectation entries each explains. A defect's folder
+``reports/upstream-bugs/`` holds ``<slug>.py`` (a reproducer written by hand: torch, torchrl,
+tensordict and numpy/scipy only; exit 1 while the defect is present) and ``<slug>.md`` (an issue
+body in TorchRL's bug-report shape). The parts of the ``.md`` that come from the matrix are
+generated between ``<!-- generated: NAME -->`` and ``<!-- end generated: NAME -->``: the
+releases that have the defect and the one that fixed it, the git and nightly columns, the specs
+that check it, the environment and the reproducer's code; so is the index ``README.md``.
+
+    python -m conformance.upstream.bugs            # rewrite the generated parts from the matrix
+    python -m conformance.upstream.bugs --check    # exit 1 if one was edited by hand, or is stale
+    python -m conformance.upstream.bugs --verify PATCHED.json BASELINE.json SLUG [SLUG ...]
+    python -m conformance.upstream.bugs --reproduce [SLUG ...]   # run the reproducers here
+
+``--reproduce`` runs each reproducer copied alone into an empty folder with this Python and
+this PYTHONPATH minus the project (as the upstream runner can do for each source) and prints
+"present" (exit code 1), "fixed" (0) or what else happened.
+``--verify`` judges a fix: two results files of one source with and without a patch (e.g.
+``nox -s upstream -- /tmp/rl-fix --reports-dir /tmp/fix``); exit 0 when every spec of the
+named defects fails in the baseline and passes with the patch, and no other verdict moves.
+
+A release "has" a defect when its column holds a known failure carrying one of the defect's
+entries (same test-id prefix, reason and link): a defect hidden by an earlier one in the same
+spec (the max-slot overwrite behind the double-transformed default before 0.13.3) is not seen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from conformance.files import atomic_write
+from conformance.plugin.expectation_file import Entry, ExpectationsError, parse
+from conformance.plugin.staleness import first_match
+from conformance.upstream import timeline
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "reports" / "upstream"
+BUGS = ROOT / "reports" / "upstream-bugs"
+EXPECTATIONS = ROOT / "conformance" / "expectations"
+PINNED = "0.14.1"  # the stack extra of pyproject.toml; a test checks that they agree
+NOT_REPORTED = "not reported upstream"
+FAILING = {"known failure", "fail", "error"}
+COMMAND = "python -m conformance.upstream.bugs"
+
+T_MODE = "conformance/test_tanh_normal_mode.py::"
+T_COMP = "conformance/test_composite_log_prob.py::"
+T_SAC = "conformance/test_sac_done_states.py::"
+T_PPO = "conformance/test_ppo_value_clipping.py::"
+T_PRB = "conformance/test_prioritized_replay.py::"
+SAC_MULTI = [f"{spec}[torchrl-{kind}-{layout}{skip}]"
+             for spec, skip in (("test_losses_and_gradients_match_oracle", "-skip=True"),
+                                ("test_no_done_and_all_done_batches", "-skip=True-done=all"),
+                                ("test_terminal_next_states_never_reach_the_networks", ""),
+                                ("test_truncated_transitions_bootstrap_from_the_next_state",
+                                 "-skip=True"))
+             for kind, layout in (("continuous", "per_agent"), ("continuous", "nested"),
+                                  ("discrete", "nested"))]
+
+
+@dataclass(frozen=True)
+class Defect:
+    slug: str
+    area: str
+    summary: str
+    upstream: str  # an issue or PR that reports it, or NOT_REPORTED
+    related: str  # the link its expectation entries carry, when it does not report the defect
+    prefixes: tuple[str, ...]  # the test-id prefixes of its entries in the pinned release's file
+
+
+DEFECTS = (
+    Defect("tanh-normal-get-mode-on-the-bound", "tanh_normal_mode",
+           "TanhNormal.get_mode() answers exactly low/high (density 0): the seed example gives "
+           "1.0 instead of 0.97302", NOT_REPORTED,
+           "https://github.com/pytorch/rl/pull/2198",
+           tuple(T_MODE + s for s in ("test_seed_example", "test_large_abs_loc_mode_strictly_inside",
+                                      "test_bimodal_regime", "test_tie_at_zero_loc",
+                                      "test_asymmetric_bounds"))),
+    Defect("tanh-normal-get-mode-unconverged", "tanh_normal_mode",
+           "TanhNormal.get_mode() stops before the maximum (Adam, lr 1e-2, a batch-coupled "
+           "stopping rule): 0.05 off for small scales", NOT_REPORTED,
+           "https://github.com/pytorch/rl/pull/2198",
+           tuple(T_MODE + s for s in ("test_unimodal_regime", "test_tiny_scale_mode_approaches_tanh_loc",
+                                      "test_batch_shapes", "test_tanh_loc_mode_uses_rescaled_location",
+                                      "test_log_density_at_mode_beats_dense_grid",
+                                      "test_random_batch_matches_scipy"))),
+    Defect("tanh-normal-get-mode-global-rng", "tanh_normal_mode",
+           "TanhNormal.get_mode() draws 1000 samples from the global RNG: its answer depends on "
+           "the seed and it moves the caller's random stream", NOT_REPORTED,
+           "https://github.com/pytorch/rl/pull/2198",
+           (T_MODE + "test_deterministic_whatever_the_global_rng",
+            T_MODE + "test_mode_does_not_consume_global_rng")),
+    Defect("composite-log-prob-aggregates-over-sample-ndim", "composite_log_prob",
+           "CompositeDistribution.log_prob sums over the sample tensordict's batch dims, not the "
+           "distribution's: a batch_size=[] sample gives one scalar", NOT_REPORTED,
+           "https://github.com/pytorch/rl/issues/2487",
+           tuple(f"{T_COMP}test_aggregate_does_not_depend_on_the_sample_tensordict[torchrl-heads={h}-{s}]"
+                 for h in ("seed", "mixed") for s in ("sample-batch=[]", "sample-batch=[B]-of-[B,T]"))),
+    Defect("composite-categorical-trailing-singleton", "composite_log_prob",
+           "a Categorical action stored as [B, 1] is broadcast against [B, n] logits: [B, B] "
+           "log-probs, PPO ratio ~1e-13 for an unchanged policy",
+           "https://github.com/pytorch/rl/issues/2487", "",
+           tuple(f"{T_COMP}{spec}[torchrl-heads={h}-trailing-singleton]"
+                 for spec in ("test_aggregate_does_not_depend_on_the_sample_tensordict",
+                              "test_ppo_ratio_of_unchanged_policy_is_one") for h in ("seed", "mixed"))),
+    Defect("composite-mean-exploration-nan-categorical", "composite_log_prob",
+           "under ExplorationType.MEAN a Categorical head's NaN mean reaches log_prob: an "
+           "index error instead of one naming the head", NOT_REPORTED,
+           "https://github.com/pytorch/rl/issues/2402",
+           tuple(f"{T_COMP}test_actor_log_probs_match_oracle[torchrl-heads={h}-exploration=mean]"
+                 for h in ("seed", "mixed"))),
+    Defect("composite-actor-name-map-not-validated", "composite_log_prob",
+           "ProbabilisticActor with a CompositeDistribution accepts nested out_keys without a "
+           "name_map, a head missing from name_map or an unknown name_map key, and writes "
+           "samples at the wrong keys", NOT_REPORTED, "https://github.com/pytorch/rl/issues/2402",
+           tuple(f"{T_COMP}test_misconfigured_actor_names_the_key[torchrl-{case}]"
+                 for case in ("no_name_map", "name_map_missing_head", "name_map_unknown_key"))),
+    Defect("sac-skip-done-states-multi-agent-done", "sac_done_states",
+           "SACLoss/DiscreteSACLoss(skip_done_states=True) fail with per-agent [B, N, 1] done "
+           "(RuntimeError) and nested agent-group done keys (IndexError)", NOT_REPORTED,
+           "https://github.com/pytorch/rl/issues/2612", tuple(T_SAC + p for p in SAC_MULTI)),
+    Defect("sac-skip-done-states-masks-truncated", "sac_done_states",
+           "skip_done_states=True masks next states by done, not terminated: truncated "
+           "transitions lose their bootstrap value", NOT_REPORTED,
+           "https://github.com/pytorch/rl/pull/2613",
+           tuple(f"{T_SAC}test_truncated_transitions_bootstrap_from_the_next_state[torchrl-{c}-skip=True]"
+                 for c in ("continuous-single", "discrete-single", "discrete-per_agent"))),
+    Defect("sac-skip-done-states-nan-reaches-qvalue", "sac_done_states",
+           "skip_done_states=True keeps terminal next observations from the actor but not from "
+           "the Q-network: a NaN terminal observation makes loss_qvalue NaN", NOT_REPORTED,
+           "https://github.com/pytorch/rl/issues/2590",
+           (T_SAC + "test_terminal_next_states_never_reach_the_networks[torchrl-continuous-single]",)),
+    Defect("ppo-negative-clip-value-accepted", "ppo_value_clipping",
+           "ClipPPOLoss accepts a negative clip_value and clamps with inverted bounds",
+           NOT_REPORTED, "https://github.com/pytorch/rl/pull/2005",
+           (T_PPO + "test_negative_clip_value_is_rejected",)),
+    Defect("prb-max-slot-overwrite", "prioritized_replay",
+           "PrioritizedSampler(max_priority_within_buffer=True): an item written over the slot "
+           "of the maximum inherits the evicted maximum, then the default falls back to 1.0",
+           NOT_REPORTED, "https://github.com/pytorch/rl/pull/2215",
+           tuple(T_PRB + s for s in (
+               "test_item_written_over_the_max_slot_gets_the_max_of_what_remains",
+               "test_default_after_overwriting_the_max_slot_is_the_max_of_what_remains",
+               "test_property_random_programs_agree_with_the_model",
+               "test_random_sequences_agree_with_the_model[torchrl-seed=1]",
+               "test_random_sequences_agree_with_the_model[torchrl-seed=2]"))),
+    Defect("prb-no-upper-bound-on-default-priority", "prioritized_replay",
+           "PrioritizedSampler has no upper bound on the default priority of new items (the "
+           "proposal of #2210 was not merged)", "https://github.com/pytorch/rl/issues/2210", "",
+           (T_PRB + "test_upper_bound_caps_the_default",)),
+    Defect("prb-alpha-change-from-zero", "prioritized_replay",
+           "PrioritizedSampler: changing alpha away from 0 keeps the trees uniform (the raw "
+           "priorities are not kept), so sampling ignores the stored priorities",
+           "https://github.com/pytorch/rl/pull/4014", "",
+           (T_PRB + "test_changing_alpha_keeps_the_tree_and_the_maximum_consistent[torchrl-0.6-0-0.8]",)),
+)
+BY_SLUG = {d.slug: d for d in DEFECTS}
+
+
+class BugsError(Exception):
+    """Bad or inconsistent input: one line, exit code 2."""
+
+
+def pinned_entries() -> list[Entry]:
+    """The pinned release's expectation entries (its own lines and the shared ones it includes)."""
+    try:
+        return parse(EXPECTATIONS / f"torchrl-{PINNED}.txt", frozenset({"torchrl"}))
+    except ExpectationsError as exc:
+        raise BugsError(str(exc)) from None
+
+
+def entry_defects(entries: list[Entry]) -> dict[str, Defect]:
+    """Entry prefix -> its defect; every prefix a defect names must be an entry of the release."""
+    prefixes = {e.prefix for e in entries}
+    owner: dict[str, Defect] = {}
+    for defect in DEFECTS:
+        for prefix in defect.prefixes:
+            if prefix not in prefixes:
+                raise BugsError(f"defect {defect.slug} names {prefix}, which is no entry of "
+                                f"torchrl-{PINNED}.txt")
+            if prefix in owner:
+                raise BugsError(f"{prefix} is claimed by {owner[prefix].slug} and {defect.slug}")
+            owner[prefix] = defect
+    return owner
+
+
+def defect_of(nodeid: str, message: str, entries: list[Entry], owner: dict[str, Defect]):
+    """The defect a known-failure cell shows: its test's entry, with the same reason and link."""
+    entry = first_match(entries, nodeid, "torchrl")
+    known = timeline.KNOWN.search(message or "")
+    if entry is None or known is None or entry.prefix not in owner:
+        return None
+    if (known["reason"], known["link"]) != (entry.reason, entry.link):
+        return None  # the same spec failing for another, older reason
+    return owner[entry.prefix]
+
+
+@functools.cache
+def _pinned_owner() -> tuple[list[Entry], dict[str, Defect]] | None:
+    try:
+        entries = pinned_entries()
+        return entries, entry_defects(entries)
+    except BugsError:
+        return None  # the reports go on without links; --check names the problem
+
+
+def reproducer_for(nodeid: str, message: str) -> str | None:
+    """``<slug>.py`` of the defect a known failure of TorchRL shows, for the reports; or None."""
+    pinned = _pinned_owner()
+    defect = defect_of(nodeid, message, *pinned) if pinned else None
+    return f"{defect.slug}.py" if defect else None
+
+
+@dataclass
+class Matrix:
+    columns: list[str]  # every column, in version order
+    rows: list[dict]
+    stack: dict  # the pinned release's python, torch, tensordict
+
+    @classmethod
+    def load(cls, results_dir: Path) -> Matrix:
+        import json
+
+        files = sorted(Path(results_dir).glob("*.json"))
+        if not files:
+            raise BugsError(f"no per-source results in {results_dir}: run nox -s upstream first")
+        rows, stack = [], {}
+        for path in files:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            rows += [r for r in doc["rows"] if r["implementation"] == "torchrl"]
+            if path.stem == PINNED:
+                stack = {"python": doc.get("python", "?"), **doc.get("stack", {})}
+        if not stack:
+            raise BugsError(f"{results_dir} has no column for the pinned torchrl {PINNED}")
+        columns = sorted({r["implementation_version"] for r in rows}, key=timeline.version_key)
+        return cls(columns, rows, stack)
+
+
+def is_release(column: str) -> bool:
+    return re.fullmatch(r"\d+(\.\d+)*", column) is not None
+
+
+def is_nightly(column: str) -> bool:
+    return re.search(r"\.dev|nightly", column) is not None
+
+
+@dataclass
+class History:
+    releases: str  # "0.7.2–0.14.1"
+    fixed_in: str
+    others: list[str]  # git, checkout and nightly columns: "<column>: has it" / "passes"
+    nightly: str
+    specs: list[str]  # the pinned release's tests that fail from it
+
+
+def histories(matrix: Matrix, entries: list[Entry]) -> dict[str, History]:
+    owner = entry_defects(entries)
+    cells: dict[str, dict[str, set]] = defaultdict(lambda: defaultdict(set))
+    outcome: dict[str, dict[str, str]] = defaultdict(dict)
+    for row in matrix.rows:
+        column, test = row["implementation_version"], timeline._test(row)
+        outcome[column][test] = row["outcome"]
+        if row["outcome"] != "known failure":
+            continue
+        defect = defect_of(row["nodeid"], row.get("message"), entries, owner)
+        if defect is not None:
+            cells[defect.slug][column].add(test)
+    releases = [c for c in matrix.columns if is_release(c)]
+    out = {}
+    for defect in DEFECTS:
+        having = cells[defect.slug]
+        if PINNED not in having:
+            raise BugsError(f"the matrix shows no known failure of {defect.slug} on {PINNED}: "
+                            "re-run nox -s upstream, or remove the defect")
+        bug = timeline.Bug(defect.slug, defect.area)
+        for column in releases:
+            if column in having:
+                bug.cells[column] = having[column]
+        others, nightly = [], "nightly: not yet tested (the matrix has no nightly column)"
+        for column in matrix.columns:
+            if is_release(column):
+                continue
+            tests = [outcome[column].get(t) for t in sorted(having[PINNED])]
+            verdict = ("has it" if column in having else
+                       "passes its specs" if all(t == "pass" for t in tests) else
+                       "not tested or failing for another reason")
+            others.append(f"{column}: {verdict}")
+            if is_nightly(column):
+                nightly = f"nightly {column}: {verdict}"
+        out[defect.slug] = History(
+            timeline._ranges(releases, [c for c in releases if c in having]),
+            timeline.fixed_in(bug, releases, outcome), others, nightly,
+            sorted(having[PINNED]))
+    return out
+
+
+def unexplained(matrix: Matrix, entries: list[Entry]) -> list[str]:
+    """Known failures of the pinned release that no defect explains."""
+    owner = entry_defects(entries)
+    return sorted(timeline._test(r) for r in matrix.rows
+                  if r["implementation_version"] == PINNED and r["outcome"] == "known failure"
+                  and defect_of(r["nodeid"], r.get("message"), entries, owner) is None)
+
+
+# ------------------------------------------------------------------ the generated parts
+
+
+def _upstream(defect: Defect) -> str:
+    if defect.upstream != NOT_REPORTED:
+        return f"reported: {defect.upstream}"
+    return f"{NOT_REPORTED} (the expectations link the related {defect.related})"
+
+
+def block_status(defect: Defect, history: History) -> list[str]:
+    return [f"- **Releases that have it** (known failures in the matrix): {history.releases}",
+            f"- **Fixed in**: {history.fixed_in}",
+            *[f"- **Source {o.split(': ', 1)[0]}**: {o.split(': ', 1)[1]}" for o in history.others],
+            f"- **{history.nightly.split(':')[0].capitalize()}**: {history.nightly.split(': ', 1)[1]}",
+            f"- **Upstream**: {_upstream(defect)}"]
+
+
+def block_specs(history: History) -> list[str]:
+    return [f"{len(history.specs)} known failure(s) of torchrl {PINNED} in "
+            "[torchrl-conformance](../../README.md):", "",
+            *[f"- `{test}`" for test in history.specs]]
+
+
+def block_environment(matrix: Matrix) -> list[str]:
+    s = matrix.stack
+    return ["```", f"torchrl {PINNED}", f"torch {s.get('torch', '?')}",
+            f"tensordict {s.get('tensordict', '?')}", f"python {s.get('python', '?')}", "```",
+            f"(from the results of the torchrl {PINNED} column of the matrix, which do not record "
+            "the OS; seen on Linux x86_64, CPU)"]
+
+
+def block_reproducer(defect: Defect, bugs_dir: Path) -> list[str]:
+    code = (bugs_dir / f"{defect.slug}.py").read_text(encoding="utf-8").rstrip("\n")
+    return [f"Save as `{defect.slug}.py` and run `python {defect.slug}.py` (exit code 1 while the "
+            "bug is present, 0 once fixed):", "", "```python", code, "```"]
+
+
+def block_index(histories_: dict[str, History]) -> list[str]:
+    lines = ["| defect | area | releases that have it | fixed in | upstream | "
+             f"known failures of {PINNED} it explains |", "|---|---|---|---|---|---|"]
+    for d in DEFECTS:
+        h = histories_[d.slug]
+        up = "not reported" if d.upstream == NOT_REPORTED else f"[reported]({d.upstream})"
+        lines.append(f"| [{d.slug}]({d.slug}.md) ([reproducer]({d.slug}.py)): {d.summary} | "
+                     f"{d.area} | {h.releases} | {h.fixed_in} | {up} | {len(h.specs)} |")
+    total = sum(len(h.specs) for h in histories_.values())
+    return [*lines, f"| **all** | | | | | **{total}** |"]
+
+
+MARK = re.compile(r"<!-- generated: (?P<name>[\w-]+) -->\n(?P<body>.*?)<!-- end generated: "
+                  r"(?P=name) -->", re.S)
+
+
+def fill(text: str, blocks: dict[str, list[str]], where: str) -> str:
+    """``text`` with each generated block replaced; every block must be marked in it."""
+    missing = set(blocks) - {m["name"] for m in MARK.finditer(text)}
+    if missing:
+        raise BugsError(f"{where}: no '<!-- generated: {sorted(missing)[0]} -->' ... "
+                        f"'<!-- end generated: {sorted(missing)[0]} -->' part")
+    return MARK.sub(lambda m: (f"<!-- generated: {m['name']} -->\n"
+                               + "\n".join(blocks.get(m["name"], m["body"].splitlines()))
+                               + f"\n<!-- end generated: {m['name']} -->"), text)
+
+
+def generate(results_dir: Path = RESULTS, bugs_dir: Path = BUGS) -> dict[Path, str]:
+    """Every file of the folder whose generated parts changed or not: path -> new text."""
+    entries = pinned_entries()
+    matrix = Matrix.load(results_dir)
+    left = unexplained(matrix, entries)
+    if left:
+        raise BugsError(f"{len(left)} known failure(s) of {PINNED} explained by no defect, "
+                        f"e.g. {left[0]}: add them to a defect in {__name__}")
+    hist = histories(matrix, entries)
+    out = {}
+    for defect in DEFECTS:
+        for suffix in (".py", ".md"):
+            if not (bugs_dir / f"{defect.slug}{suffix}").is_file():
+                raise BugsError(f"{bugs_dir / defect.slug}{suffix} is missing (written by hand)")
+        md = bugs_dir / f"{defect.slug}.md"
+        out[md] = fill(md.read_text(encoding="utf-8"),
+                       {"status": block_status(defect, hist[defect.slug]),
+                        "specs": block_specs(hist[defect.slug]),
+                        "environment": block_environment(matrix),
+                        "reproducer": block_reproducer(defect, bugs_dir)}, str(md))
+    index = bugs_dir / "README.md"
+    out[index] = fill(index.read_text(encoding="utf-8"), {"index": block_index(hist)}, str(index))
+    return out
+
+
+def run(check: bool, results_dir: Path = RESULTS, bugs_dir: Path = BUGS) -> int:
+    """Write (or, with ``check``, compare) the generated parts; the exit code."""
+    stale = []
+    for path, text in generate(results_dir, bugs_dir).items():
+        if path.read_text(encoding="utf-8") == text:
+            continue
+        if check:
+            old = MARK.finditer(path.read_text(encoding="utf-8"))
+            names = [m["name"] for m, n in zip(old, MARK.finditer(text), strict=True)
+                     if m["body"] != n["body"]]
+            stale.append(f"{path}: generated part {', '.join(names)} differs from the matrix")
+        else:
+            atomic_write(path, text)
+            print(f"updated {path}")
+    for line in stale:
+        print(line, file=sys.stderr)
+    if stale:
+        print(f"edited by hand or stale: run {COMMAND} (it rewrites these parts from the "
+              "matrix; edit the text outside them)", file=sys.stderr)
+    return 1 if stale else 0
+
+
+PASSING = {"pass", "unexpected pass"}  # an unexpected pass is a known failure that passed
+
+
+def _verdicts(path: Path) -> dict[str, str]:
+    import json
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BugsError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        rows = json.loads(text)["rows"]
+    except (ValueError, KeyError, TypeError):
+        raise BugsError(f"{path}: not a results file of this suite") from None
+    return {r["nodeid"]: "pass" if r["outcome"] in PASSING else
+            "fail" if r["outcome"] in FAILING else r["outcome"]
+            for r in rows if r["implementation"] == "torchrl"}
+
+
+def verify(patched: Path, baseline: Path, slugs: list[str]) -> int:
+    """Print what a patch changed; 0 when exactly the named defects' specs turned to pass."""
+    unknown = [s for s in slugs if s not in BY_SLUG]
+    if unknown:
+        raise BugsError(f"unknown defect {unknown[0]!r}; one of: {', '.join(BY_SLUG)}")
+    before, after = _verdicts(baseline), _verdicts(patched)
+    prefixes = tuple(p for s in slugs for p in BY_SLUG[s].prefixes)
+    targets = sorted(n for n in before if n.startswith(prefixes))
+    problems = [f"{n}: {before[n]} -> {after.get(n, 'absent')} (a spec of the defect)"
+                for n in targets if before[n] != "fail" or after.get(n) != "pass"]
+    problems += [f"{n}: {before[n]} -> {after.get(n, 'absent')} (moved, not a spec of the defect)"
+                 for n in sorted(before) if n not in targets and after.get(n) != before[n]]
+    problems += [f"{n}: only in the patched run" for n in sorted(set(after) - set(before))]
+    print(f"{len(targets)} spec(s) of {', '.join(slugs)}: "
+          f"{sum(after.get(n) == 'pass' for n in targets)} pass with the patch "
+          f"(all failed before: {all(before[n] == 'fail' for n in targets)}); "
+          f"{len(before) - len(targets)} other verdict(s) compared")
+    for line in problems:
+        print(f"  {line}")
+    print("verified: the defect's specs turn pass, no other verdict moves" if not problems
+          else f"NOT verified: {len(problems)} problem(s)")
+    return 1 if problems or not targets else 0
+
+
+def reproduce(slugs=None, python: str = sys.executable, workers: int = 2,
+              timeout: float = 300) -> dict[str, subprocess.CompletedProcess]:
+    """Each reproducer run alone in an empty temporary folder, nothing of the project on the
+    path; slug -> the finished process (a timeout is returncode None)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    unknown = [s for s in slugs or () if s not in BY_SLUG]
+    if unknown:
+        raise BugsError(f"unknown defect {unknown[0]!r}; one of: {', '.join(BY_SLUG)}")
+    path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+            if p and Path(p).resolve() != ROOT]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+
+    def one(slug: str) -> subprocess.CompletedProcess:
+        with tempfile.TemporaryDirectory(prefix=f"{slug}-") as folder:
+            shutil.copy(BUGS / f"{slug}.py", folder)
+            try:
+                return subprocess.run([python, f"{slug}.py"], cwd=folder, env=env, text=True,
+                                      capture_output=True, timeout=timeout)
+            except subprocess.TimeoutExpired as exc:
+                return subprocess.CompletedProcess(exc.cmd, None, exc.stdout or "",
+                                                   f"timed out after {timeout:g} s")
+
+    with ThreadPoolExecutor(workers) as pool:
+        return dict(zip(slugs or BY_SLUG, pool.map(one, slugs or BY_SLUG), strict=True))
+
+
+def reproduce_verdict(run: subprocess.CompletedProcess) -> str:
+    if run.returncode in (0, 1):
+        return ("fixed", "present")[run.returncode]
+    last = (run.stderr or run.stdout or "").strip().splitlines()
+    return f"error (exit code {run.returncode}): {last[-1][:200] if last else ''}"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true",
+                        help="only compare: exit 1 if a generated part differs")
+    parser.add_argument("--results", type=Path, default=RESULTS,
+                        help="the per-source results of the matrix (default: reports/upstream)")
+    parser.add_argument("--bugs", type=Path, default=BUGS,
+                        help="the reports folder (default: reports/upstream-bugs)")
+    parser.add_argument("--reproduce", nargs="*", metavar="SLUG",
+                        help="run the reproducers (all, or these) alone with this Python")
+    parser.add_argument("--verify", nargs="+", metavar="PATCHED.json BASELINE.json SLUG",
+                        help="judge a fix (see above) instead of writing")
+    args = parser.parse_args(argv)
+    try:
+        if args.reproduce is not None:
+            runs = reproduce(args.reproduce)
+            for slug, process in runs.items():
+                print(f"{slug}: {reproduce_verdict(process)}")
+            return 0 if all(r.returncode in (0, 1) for r in runs.values()) else 1
+        if args.verify:
+            if len(args.verify) < 3:
+                parser.error("--verify needs PATCHED.json BASELINE.json and at least one SLUG")
+            return verify(Path(args.verify[0]), Path(args.verify[1]), args.verify[2:])
+        return run(args.check, args.results, args.bugs)
+    except BugsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,197 @@
+"""The upstream bug reports: every reproducer runs alone on the pinned stack and its exit code
+agrees with the verdicts of the specs its defect names; none imports this project; the
+generated parts of the reports match the matrix and a hand edit is caught."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conformance.upstream import bugs
+from conformance.versions import installed_version
+
+ALLOWED = {"torch", "torchrl", "tensordict", "numpy", "scipy", "sys", "inspect", "warnings"}
+FAILING = {"known failure", "fail", "error"}
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            names.add((node.module or "").split(".")[0] if not node.level else ".")
+    return names
+
+
+@pytest.mark.parametrize("slug", [d.slug for d in bugs.DEFECTS])
+def test_reproducer_imports_only_the_stack(slug):
+    extra = _imports(bugs.BUGS / f"{slug}.py") - ALLOWED
+    assert not extra, f"{slug}.py imports {sorted(extra)}: a reproducer uses only {sorted(ALLOWED)}"
+
+
+def test_pinned_release_is_the_stack_pin():
+    stack = next(line for line in (bugs.ROOT / "pyproject.toml").read_text().splitlines()
+                 if line.startswith("stack = "))
+    assert f'"torchrl=={bugs.PINNED}"' in stack, stack
+
+
+@pytest.fixture(scope="module")
+def runs():
+    if installed_version("torchrl") != bugs.PINNED:
+        pytest.skip(f"the reproducers are checked against torchrl {bugs.PINNED}; installed: "
+                    f"{installed_version('torchrl')}")
+    return bugs.reproduce()
+
+
+def _pinned_verdicts() -> dict[str, str]:
+    doc = json.loads((bugs.RESULTS / f"{bugs.PINNED}.json").read_text(encoding="utf-8"))
+    return {r["nodeid"]: r["outcome"] for r in doc["rows"] if r["implementation"] == "torchrl"}
+
+
+@pytest.mark.parametrize("defect", bugs.DEFECTS, ids=lambda d: d.slug)
+def test_reproducer_agrees_with_its_specs(runs, defect):
+    verdicts = _pinned_verdicts()
+    specs = {n: o for n, o in verdicts.items() if n.startswith(defect.prefixes)}
+    assert specs, f"{defect.slug}: none of its specs is in the {bugs.PINNED} column"
+    failing = sorted(n for n, o in specs.items() if o in FAILING)
+    run = runs[defect.slug]
+    output = (run.stdout + run.stderr)[-1500:]
+    assert run.returncode in (0, 1), f"{defect.slug}.py: {bugs.reproduce_verdict(run)}:\n{output}"
+    assert "expected" in run.stdout and "actual" in run.stdout, (
+        f"{defect.slug}.py does not print expected and actual:\n{output}")
+    if failing:
+        assert run.returncode == 1, (f"{defect.slug}.py exits 0 (fixed) while {len(failing)} of "
+                                     f"its specs fail on {bugs.PINNED}, e.g. {failing[0]}:\n{output}")
+    else:
+        assert run.returncode == 0, (f"{defect.slug}.py exits 1 (present) while all its specs "
+                                     f"pass on {bugs.PINNED}:\n{output}")
+
+
+def test_get_mode_reproducer_prints_the_seed_example(runs):
+    run = runs["tanh-normal-get-mode-on-the-bound"]
+    assert "expected:   0.973" in run.stdout and "loc=0.2, scale=1.0" in run.stdout, run.stdout
+
+
+def test_generated_parts_match_the_matrix(capsys):
+    assert bugs.main(["--check"]) == 0, capsys.readouterr().err
+
+
+def test_a_range_edited_by_hand_is_caught(tmp_path, capsys):
+    copy = tmp_path / "upstream-bugs"
+    shutil.copytree(bugs.BUGS, copy)
+    md = copy / "prb-max-slot-overwrite.md"
+    text = md.read_text(encoding="utf-8")
+    edited = text.replace("**Releases that have it** (known failures in the matrix): 0.13.3",
+                          "**Releases that have it** (known failures in the matrix): 0.12.0")
+    assert edited != text
+    md.write_text(edited, encoding="utf-8")
+    assert bugs.main(["--check", "--bugs", str(copy)]) == 1
+    err = capsys.readouterr().err
+    assert "prb-max-slot-overwrite.md: generated part status differs" in err, err
+    assert bugs.main(["--bugs", str(copy)]) == 0  # regenerating repairs it
+    assert md.read_text(encoding="utf-8") == text
+
+
+def test_missing_matrix_is_one_line(tmp_path, capsys):
+    assert bugs.main(["--check", "--results", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no per-source results" in err, err
+
+
+def test_every_known_failure_of_the_pinned_release_has_a_defect():
+    matrix = bugs.Matrix.load(bugs.RESULTS)
+    entries = bugs.pinned_entries()
+    assert bugs.unexplained(matrix, entries) == []
+    explained = sum(len(h.specs) for h in bugs.histories(matrix, entries).values())
+    known = sum(r["implementation_version"] == bugs.PINNED and r["outcome"] == "known failure"
+                for r in matrix.rows)
+    assert explained == known
+
+
+def test_reproducer_for_a_report_row():
+    message = ("AssertionError: x\n[known failure: get_mode() returns the bound 1.0 (density 0) for "
+               "loc 0.2, scale 1 instead of 0.97302 (https://github.com/pytorch/rl/blob/"
+               "00b7c2e8f38730747f9484e7fa3b763e509cc914/torchrl/modules/distributions/"
+               "continuous.py#L499-L528)]")
+    nodeid = "conformance/test_tanh_normal_mode.py::test_seed_example[torchrl-float32]"
+    assert bugs.reproducer_for(nodeid, message) == "tanh-normal-get-mode-on-the-bound.py"
+    # the same spec failing for an older reason (another entry's text) has no reproducer here
+    assert bugs.reproducer_for(nodeid, message.replace("1.0 (density", "2.0 (density")) is None
+    assert bugs.reproducer_for(nodeid, "") is None
+
+
+def test_report_links_torchrl_known_failures_to_their_reproducer(tmp_path):
+    from conformance.reporting.matrix import load_rows, render_markdown
+
+    rows = load_rows([bugs.RESULTS / f"{bugs.PINNED}.json"])
+    text = render_markdown(rows, out_dir=bugs.ROOT / "reports")
+    section = text.split("### TorchRL's known failures: standalone reproducers", 1)[1]
+    section = section.split("###", 1)[0]
+    assert "- [prb-max-slot-overwrite.py](upstream-bugs/prb-max-slot-overwrite.py) " \
+           f"(torchrl {bugs.PINNED}, 7)" in section, section
+    assert section.count("- [") == len(bugs.DEFECTS)
+
+
+def _results_with(tmp_path, name, changes: dict[str, str]) -> Path:
+    doc = json.loads((bugs.RESULTS / f"{bugs.PINNED}.json").read_text(encoding="utf-8"))
+    for row in doc["rows"]:
+        row["outcome"] = changes.get(row["nodeid"], row["outcome"])
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def test_verify_accepts_exactly_the_defects_specs_turning_pass(tmp_path, capsys):
+    slug = "prb-max-slot-overwrite"
+    defect = bugs.BY_SLUG[slug]
+    verdicts = _pinned_verdicts()
+    fixed = {n: "unexpected pass" for n in verdicts if n.startswith(defect.prefixes)}
+    assert len(fixed) == 7
+    baseline = _results_with(tmp_path, "baseline", {})
+    assert bugs.main(["--verify", str(_results_with(tmp_path, "ok", fixed)), str(baseline),
+                      slug]) == 0
+    assert "verified: the defect's specs turn pass" in capsys.readouterr().out
+    half = dict(list(fixed.items())[:6])  # one spec of the defect still fails
+    assert bugs.main(["--verify", str(_results_with(tmp_path, "half", half)), str(baseline),
+                      slug]) == 1
+    other = next(n for n, o in verdicts.items() if o == "pass")
+    moved = {**fixed, other: "fail"}  # a verdict outside the defect moves
+    assert bugs.main(["--verify", str(_results_with(tmp_path, "moved", moved)), str(baseline),
+                      slug]) == 1
+    out = capsys.readouterr().out
+    assert f"{other}: pass -> fail (moved, not a spec of the defect)" in out, out
+    assert bugs.main(["--verify", str(baseline), str(baseline), "no-such-defect"]) == 2
+
+
+PATCH_BASE = "ae9719f17"  # pytorch/rl main of 2026-08-22, named in the patches' .md
+
+
+@pytest.mark.parametrize("patch", sorted(p.name for p in bugs.BUGS.glob("*.patch")))
+def test_patch_applies_to_pytorch_rl_main(patch, tmp_path):
+    """Each shipped patch applies to the files of pytorch/rl main it touches (needs a clone of
+    pytorch/rl in $TORCHRL_CONFORMANCE_GIT, as nox -s upstream does for old releases)."""
+    repo = os.environ.get("TORCHRL_CONFORMANCE_GIT", "")
+    if not repo or not Path(repo, ".git").exists() and not Path(repo, "HEAD").exists():
+        pytest.skip("no pytorch/rl clone in $TORCHRL_CONFORMANCE_GIT to apply the patch to")
+    text = (bugs.BUGS / patch).read_text(encoding="utf-8")
+    touched = sorted(set(re.findall(r"^\+\+\+ b/(\S+)$", text, re.M)))
+    assert touched, f"{patch} touches no file"
+    for path in touched:
+        shown = subprocess.run(["git", "-C", repo, "show", f"{PATCH_BASE}:{path}"],
+                               capture_output=True, text=True)
+        if shown.returncode:
+            pytest.skip(f"{repo} has no commit {PATCH_BASE}: {shown.stderr.strip()}")
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(shown.stdout, encoding="utf-8")
+    check = subprocess.run(["git", "apply", "--check", str(bugs.BUGS / patch)], cwd=tmp_path,
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
