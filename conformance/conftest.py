@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, settings
 from conformance import implementations, outcomes
 from conformance.interface import AREAS
 from conformance.plugin import expectations as exp
-from conformance.plugin import keys, survey, watchdog
+from conformance.plugin import completeness, keys, survey, watchdog
 from conformance.plugin.interrupts import InterruptGuard
 from conformance.plugin.results import DEFAULT_RESULTS, OutcomeRecorder, ResultsPlugin
 from conformance.versions import stack_versions
@@ -69,6 +69,7 @@ def pytest_addoption(parser):
             f"(default: ${watchdog.ENV_VAR} or {watchdog.DEFAULT_SECONDS:g}; 0 disables)"
         ),
     )
+    completeness.addoption(group)
 
 
 def _expectation_entries(config, selected) -> list[exp.Entry]:
@@ -124,7 +125,14 @@ def _results_path(config) -> tuple[Path, bool]:
     return path, True
 
 
+#: the plug-ins this file registers; none of them may be disabled with -p no:NAME
+OWN_PLUGINS = ("conformance-expectations", "conformance-results", "conformance-stale-notes",
+               "conformance-watchdog", "conformance-interrupts", "conformance-outcomes",
+               "conformance-isolation")
+
+
 def pytest_configure(config):
+    completeness.check_own_plugins(config, OWN_PLUGINS)
     try:
         selected = implementations.resolve(config.getoption("impl"))
         surveys = {}
@@ -195,6 +203,20 @@ class StaleNotes:
     def pytest_terminal_summary(self, terminalreporter):
         if self.problems:
             terminalreporter.write_line("ERROR: " + self.problems, red=True)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_cmdline_main(config):
+    """The last line of a partial run says so; under --require-complete it never exits 0."""
+    status = yield
+    if getattr(config, "workerinput", None) is not None:
+        return status
+    reason = completeness.partial_reason(config)
+    if reason and (completeness.required(config) or not config.option.help):
+        print(f"PARTIAL RUN ({reason}): not a conformance verdict", flush=True)
+    if reason:
+        completeness.flag(reason)
+    return completeness.gate_exit(config, status)
 
 
 def pytest_unconfigure(config):

@@ -28,7 +28,7 @@ import pytest
 
 from conformance import outcomes as O
 from conformance.files import atomic_write
-from conformance.plugin import keys, not_applicable
+from conformance.plugin import completeness, keys, not_applicable
 from conformance.plugin.watchdog import Watchdog, crash_explanation, timed_out_message
 from conformance.versions import stack_versions
 
@@ -205,17 +205,10 @@ class ResultsPlugin:
             reasons.append("interrupted")
         elif session.shouldfail or session.shouldstop:
             reasons.append(f"stopped early ({session.shouldfail or session.shouldstop})")
-        option = self.config.option
-        if getattr(option, "keyword", ""):
-            reasons.append(f"filtered with -k {option.keyword!r}")
-        if getattr(option, "markexpr", ""):
-            reasons.append(f"filtered with -m {option.markexpr!r}")
-        if self.deselected and not (getattr(option, "keyword", "") or getattr(option, "markexpr", "")):
+        reasons += completeness.option_reasons(self.config)
+        if self.deselected and not any(
+                getattr(self.config.option, o, None) for o in ("keyword", "markexpr", "deselect")):
             reasons.append(f"{self.deselected} test(s) deselected")
-        suite = (self.config.rootpath / "conformance").resolve()
-        args = [a for a in self.config.args]
-        if not any("::" not in a and Path(a).resolve() in (suite, self.config.rootpath) for a in args):
-            reasons.append("selected: " + " ".join(args))
         missing = [n for n in self.order if n not in self.rows or self.rows[n]["outcome"] is None]
         if missing and exitstatus != pytest.ExitCode.INTERRUPTED:
             reasons.append(f"{len(missing)} of {len(self.order)} collected test(s) did not run")
@@ -229,6 +222,7 @@ class ResultsPlugin:
     def pytest_sessionfinish(self, session, exitstatus):
         partial = self._partial(session, exitstatus)
         self.partial_reason = partial
+        self.config.stash[keys.PARTIAL] = partial
         self.write(exitstatus)
         # skips that stand for NOT TESTED or an unlisted "cannot be tested here" fail the run
         unexpected = any(not r["expected"] for r in self.rows.values() if r["outcome"])
