@@ -214,7 +214,7 @@ def pytest_cmdline_main(config):
     reason = completeness.partial_reason(config)
     if reason and (completeness.required(config) or not config.option.help):
         print(f"PARTIAL RUN ({reason}): not a conformance verdict", flush=True)
-    if reason:
+    if reason and completeness.required(config):
         completeness.flag(reason)
     return completeness.gate_exit(config, status)
 

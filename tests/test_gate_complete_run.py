@@ -81,7 +81,10 @@ def test_the_partial_flag_file_gets_the_reason(tmp_path):
     flag = tmp_path / "partial.txt"
     run = run_suite(tmp_path, PPO, "--impl", "reference", "-k", "counterexample",
                     env={completeness.FLAG_ENV: str(flag)})
-    assert run.returncode == 0
+    assert run.returncode == 0 and not flag.exists()  # only gate runs leave the flag
+    run = run_suite(tmp_path, PPO, "--impl", "reference", "-k", "counterexample",
+                    "--require-complete", env={completeness.FLAG_ENV: str(flag)})
+    assert run.returncode == 6
     assert flag.read_text().startswith("filtered with -k 'counterexample'")
 
 

@@ -28,8 +28,8 @@ from conformance.plugin import keys
 PARTIAL_EXIT = 6  #: pytest's exit code for a partial run under --require-complete
 OPTION = "--require-complete"
 PLUGIN_PREFIX = "conformance"
-#: a file to which a partial run appends its reason (one line): how .ci/gate.sh learns it through
-#: nox, which reports every failing command as exit code 1
+#: a file to which a partial run under --require-complete appends its reason (one line): how
+#: .ci/gate.sh learns it through nox, which reports every failing command as exit code 1
 FLAG_ENV = "TORCHRL_CONFORMANCE_PARTIAL_FILE"
 
 # (option dest, how it reads in a reason); each narrows what runs or stops before a verdict
