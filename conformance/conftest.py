@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from hypothesis import HealthCheck, settings
 from conformance import implementations, outcomes
 from conformance.interface import AREAS
 from conformance.plugin import expectations as exp
-from conformance.plugin import completeness, keys, survey, watchdog
+from conformance.plugin import completeness, isolation, keys, survey, watchdog
 from conformance.plugin.interrupts import InterruptGuard
 from conformance.plugin.results import DEFAULT_RESULTS, OutcomeRecorder, ResultsPlugin
 from conformance.versions import stack_versions
@@ -133,13 +134,34 @@ OWN_PLUGINS = ("conformance-expectations", "conformance-results", "conformance-s
 
 def pytest_configure(config):
     completeness.check_own_plugins(config, OWN_PLUGINS)
+    expected_state = isolation.snapshot()  # before any implementation is imported
+    import_leaks: dict[str, str] = {}
+
+    def blame(impl_id: str, filters: list) -> None:
+        """What importing or surveying ``impl_id`` changed is put back, and held against it."""
+        changes = isolation.restore(expected_state)
+        moved = isolation.filter_changes(filters, list(warnings.filters))
+        if moved:
+            isolation.put_filters(filters)
+        if changes + moved:
+            import_leaks.setdefault(impl_id, isolation.leak_message(impl_id, changes + moved,
+                                                                    "when imported"))
+
     try:
-        selected = implementations.resolve(config.getoption("impl"))
+        raw = config.getoption("impl") or os.environ.get(implementations.ENV_VAR) \
+            or implementations.DEFAULT
+        for name in [n.strip() for n in raw.split(",") if n.strip()]:
+            # one by one, so that a change of global state at import is blamed on its maker
+            filters = list(warnings.filters)
+            blame(implementations.resolve(name)[0].id, filters)
+        selected = implementations.resolve(raw)  # (imports cached) duplicates, one-line errors
         surveys = {}
         for s in selected:
+            filters = list(warnings.filters)
             survey.check_area_names(s.id, s.obj)
             surveys[s.id] = survey.survey(s.id, s.obj)
             survey.check_identity(s.id, s.obj)
+            blame(s.id, filters)
     except (implementations.UnknownImplementation, survey.InvalidImplementation) as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[keys.SELECTED] = selected
@@ -169,6 +191,9 @@ def pytest_configure(config):
     config.pluginmanager.register(watchdog.WatchdogPlugin(dog), "conformance-watchdog")
     config.pluginmanager.register(InterruptGuard(), "conformance-interrupts")
     config.pluginmanager.register(OutcomeRecorder(dog), "conformance-outcomes")
+    config.pluginmanager.register(
+        isolation.IsolationPlugin(expected_state, exp.item_impl, import_leaks),
+        "conformance-isolation")
 
 
 class StaleNotes:

@@ -51,9 +51,12 @@ def _message(report) -> str:
     return _ADDRESS.sub("", text.strip())[:4000]
 
 
-def classify(report, entry, skip_outcome: str | None, timed_out: str) -> dict | None:
+def classify(report, entry, skip_outcome: str | None, timed_out: str,
+             raised: bool = False) -> dict | None:
     """The verdict of one phase: outcome, expected, message; None for a phase that says nothing
-    (a passing setup or teardown)."""
+    (a passing setup or teardown). ``raised``: the phase raised (under ``--runxfail`` a known
+    failure then fails as such, and only a failing phase that raised nothing is a strict xfail
+    that passed)."""
     kind = getattr(entry, "kind", "fail") if entry is not None else None
     known = f"known failure: {entry.reason} ({entry.link})" if entry is not None else ""
     message = _message(report)
@@ -72,7 +75,10 @@ def classify(report, entry, skip_outcome: str | None, timed_out: str) -> dict | 
         if report.skipped:  # strict xfail: the failure was expected
             return {"outcome": O.KNOWN_FAILURE, "expected": True,
                     "message": f"{message}  [{known}]".strip()}
-        if report.failed:  # strict xfail: it passed
+        if report.failed and raised:  # --runxfail: the known failure, shown as it fails
+            return {"outcome": O.KNOWN_FAILURE, "expected": True,
+                    "message": f"{message}  [{known}; --runxfail]".strip()}
+        if report.failed or report.passed:  # strict xfail (or --runxfail): it passed
             return {"outcome": O.UNEXPECTED_PASS, "expected": False,
                     "message": f"passed, but listed as a {known}: remove the entry"}
     if report.skipped:
@@ -118,8 +124,28 @@ class OutcomeRecorder:
         # asked of the watchdog, not of the exception: hypothesis may wrap it in another one
         timed_out = (timed_out_message(self.watchdog.seconds)
                      if self.watchdog.fired == item.nodeid and call.excinfo is not None else "")
-        report.conformance = classify(report, item.stash.get(keys.EXPECTATION, None),
-                                      item.stash.get(keys.SKIP_OUTCOME, None), timed_out)
+        entry = item.stash.get(keys.EXPECTATION, None)
+        report.conformance = classify(report, entry, item.stash.get(keys.SKIP_OUTCOME, None),
+                                      timed_out, raised=call.excinfo is not None)
+        known = (report.conformance or {}).get("outcome") == O.KNOWN_FAILURE
+        otherwise = (entry.failed_otherwise(call.excinfo.value)
+                     if known and call.excinfo is not None else None)
+        if otherwise:  # a known failure that fails some other way than its entry says
+            message = (f"listed as a known failure ({entry.reason}; expected: {entry.failure}), "
+                       f"but it failed otherwise: {otherwise}")
+            report.outcome, report.longrepr = "failed", message
+            if hasattr(report, "wasxfail"):
+                del report.wasxfail
+            report.conformance = {"outcome": O.FAIL if call.when == "call" else O.ERROR,
+                                  "expected": False, "message": message}
+        leak = item.stash.get(keys.STATE_LEAK, None) if call.when != "setup" else None
+        if leak:  # conformance.plugin.isolation: the implementation changed global state
+            del item.stash[keys.STATE_LEAK]
+            report.outcome, report.longrepr = "failed", leak
+            if hasattr(report, "wasxfail"):
+                del report.wasxfail
+            report.conformance = {"outcome": O.ERROR, "expected": False, "message": leak,
+                                  "overrides": True}
 
 
 def _describe(nodeid: str, selected) -> dict:
@@ -185,8 +211,11 @@ class ResultsPlugin:
             row["reruns"] += 1
             row.setdefault("rerun_messages", []).append(verdict["message"])
             return
-        # the first non-pass phase decides (a failing teardown after a pass is an error)
-        if row["outcome"] in (None, O.PASS):
+        # the first non-pass phase decides (a failing teardown after a pass is an error), but a
+        # change of global state overrides anything (a known failure included)
+        verdict = dict(verdict)
+        overrides = verdict.pop("overrides", False)
+        if row["outcome"] in (None, O.PASS) or overrides:
             row.update(verdict)
 
     def record_kill(self, nodeid: str, why: str) -> None:
