@@ -207,7 +207,7 @@ class StaleNotes:
     def writer(notes: Path, worker: str):
         def write(problems: list[str]) -> None:
             if problems:
-                text = "\n".join(["expectations do not match the suite:", *problems])
+                text = "\n".join(["expectations do not match the suite:", *exp.capped(problems)])
                 (notes / f"{worker}.expectations").write_text(text)
         return write
 

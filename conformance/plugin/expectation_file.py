@@ -8,8 +8,8 @@ One entry a line; ``#`` starts a comment line; blank lines are ignored::
     include <file> for <version>                                entries shared with other releases
     [<version range>]                                           (in an included file) a block
 
-``include torchrl.txt for 0.9.2`` takes the entries of ``torchrl.txt`` (a path relative to the
-including file) that apply to version 0.9.2: the entries before the file's first block header
+``include torchrl.txt for 0.9.2`` takes the entries of ``torchrl.txt`` (a file of the including
+file's folder, else of the suite's ``conformance/expectations``; nothing outside them) that apply to version 0.9.2: the entries before the file's first block header
 apply to every version, those under a header ``[>=0.7.2, <=0.13.3]`` (a PEP 440 version range)
 to the versions inside it, up to the next header. Entries shared by several releases are so
 written once. Includes do not nest, and a file with blocks is only read through an include: read
@@ -41,6 +41,7 @@ FAIL = "fail"  #: a known failure: a strict expected failure
 UNTESTABLE = "untestable"  #: an expected "cannot be tested here"
 KIND_MARKER = {UNTESTABLE: "untestable:"}
 
+SUITE_EXPECTATIONS = Path(__file__).resolve().parent.parent / "expectations"
 _FAILURE = re.compile(r"^(?:raises\s+(?P<raises>[A-Za-z_][\w.]*))?\s*"
                       r"(?:(?<=\s)matching\s+(?P<p1>.+)|^matching\s+(?P<p2>.+))?$")
 _INCLUDE = re.compile(r"^include\s+(?P<file>\S+)\s+for\s+(?P<version>\S+)$")
@@ -154,7 +155,7 @@ def _version_range(text: str, where: str) -> SpecifierSet:
         return SpecifierSet(text)
     except InvalidSpecifier:
         raise ExpectationsError(
-            f"{where}: [{text}] is not a version range (PEP 440, e.g. [>=0.7.2, <=0.13.3])"
+            f"{where}: [{shown(text)}] is not a version range (PEP 440, e.g. [>=0.7.2, <=0.13.3])"
         ) from None
 
 
@@ -230,10 +231,11 @@ def read(path: Path, impls: frozenset[str] = frozenset()) -> ParsedFile:
             continue
         if (match := _INCLUDE.match(stripped)) is not None:
             _version(match["version"], where)
-            parsed.includes.append(Include(path.parent / match["file"], match["version"], where))
+            parsed.includes.append(Include(include_target(path, match["file"], where),
+                                           match["version"], where))
         elif stripped.startswith("include "):
             raise ExpectationsError(f"{where}: expected 'include <file> for <version>', got "
-                                    f"{stripped!r}")
+                                    f"{shown(stripped)}")
         elif (match := _BLOCK.match(stripped)) is not None:
             _version_range(match["range"], where)
             block = match["range"].strip()
@@ -243,11 +245,36 @@ def read(path: Path, impls: frozenset[str] = frozenset()) -> ParsedFile:
     return parsed
 
 
+def include_target(including: Path, name: str, where: str) -> Path:
+    """The file ``include <name>`` takes in: a file of the including file's folder, else of the
+    suite's expectations folder, and nothing outside those two (no absolute path, no ``..``, no
+    link leading out), so that an expectations file can never read, or echo, another file."""
+    own = including.resolve().parent
+    candidate = (own / name).resolve()
+    if not candidate.is_relative_to(own):  # absolute, "..", or a link leading out
+        raise ExpectationsError(
+            f"{where}: include {shown(name)}: only files of {own} or of the suite's "
+            f"{SUITE_EXPECTATIONS} can be included")
+    shared = (SUITE_EXPECTATIONS / name).resolve()
+    if not candidate.is_file() and shared.is_relative_to(SUITE_EXPECTATIONS) and shared.is_file():
+        return shared
+    return candidate
+
+
+def capped(problems: list[str], lines: int = 20, width: int = 300) -> list[str]:
+    """At most ``lines`` problems of at most ``width`` characters each, then how many more."""
+    shown_ = [p if len(p) <= width else f"{p[:width]}... ({len(p)} characters)"
+              for p in problems[:lines]]
+    if len(problems) > lines:
+        shown_.append(f"... and {len(problems) - lines} more problem(s)")
+    return shown_
+
+
 def _version(text: str, where: str) -> Version:
     try:
         return Version(text)
     except InvalidVersion:
-        raise ExpectationsError(f"{where}: {text!r} is not a version") from None
+        raise ExpectationsError(f"{where}: {shown(text)} is not a version") from None
 
 
 def applies(record: Record, version: str) -> bool:
