@@ -16,7 +16,14 @@ from conformance.interface import AREAS
 from conformance.plugin import expectations as exp
 from conformance.plugin import completeness, isolation, keys, survey, watchdog
 from conformance.plugin.interrupts import InterruptGuard
-from conformance.plugin.results import DEFAULT_RESULTS, OutcomeRecorder, ResultsPlugin
+from conformance.plugin.results import (
+    DEFAULT_RESULTS,
+    PARTIAL_DIR,
+    OutcomeRecorder,
+    ResultsPlugin,
+    report_stem,
+)
+from conformance.reporting import destination
 from conformance.versions import stack_versions
 
 # Reproducible property tests: the same examples every run (array-api-tests' --derandomize).
@@ -115,15 +122,29 @@ def _spec_timeout(config) -> float:
 
 
 def _results_path(config) -> tuple[Path, bool]:
+    """Where the results go, checked now (writable, nothing foreign overwritten): a problem
+    found after minutes of specs would lose them all."""
     given = config.getoption("results")
+    stem = None if config.getoption("no_report") else "conformance"
     if not given:
-        return config.rootpath / DEFAULT_RESULTS, False
-    path = Path(given)
-    if path.is_dir() or given.endswith(("/", os.sep)):
-        raise pytest.UsageError(f"--results {given}: is a directory; give a file such as {path / 'results.json'}")
-    if path.suffix != ".json":
-        raise pytest.UsageError(f"--results {given}: must name a .json file")
-    return path, True
+        path = config.rootpath / DEFAULT_RESULTS
+        candidates = [path, path.parent / PARTIAL_DIR / path.name]
+    else:
+        path = Path(given)
+        if path.is_dir() or given.endswith(("/", os.sep)):
+            raise pytest.UsageError(f"--results {given}: is a directory; give a file such as "
+                                    f"{path / 'results.json'}")
+        if path.suffix != ".json":
+            raise pytest.UsageError(f"--results {given}: must name a .json file")
+        if stem is not None:
+            stem = report_stem(path)
+        candidates = [path]
+    try:
+        for candidate in candidates:
+            destination.check(candidate, stem)
+    except destination.DestinationError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return path, bool(given)
 
 
 #: the plug-ins this file registers; none of them may be disabled with -p no:NAME

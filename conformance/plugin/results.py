@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from conformance import outcomes as O
-from conformance.files import atomic_write
+from conformance.files import replace_all
 from conformance.plugin import completeness, keys, not_applicable
 from conformance.plugin.watchdog import Watchdog, crash_explanation, timed_out_message
 from conformance.versions import stack_versions
@@ -148,6 +148,11 @@ class OutcomeRecorder:
                                   "overrides": True}
 
 
+def report_stem(results: Path) -> str:
+    """The reports beside ``results.json`` are ``conformance.*``; beside ``x.json``, ``x.*``."""
+    return "conformance" if results.name == DEFAULT_RESULTS.name else results.stem
+
+
 def _describe(nodeid: str, selected) -> dict:
     """Area, spec, parameters and implementation from a node id such as
     ``conformance/test_x.py::test_y[torchrl-c=0.2]`` (the implementation is always first)."""
@@ -181,6 +186,7 @@ class ResultsPlugin:
         self.started = time.time()
         self.written: list[Path] = []
         self.partial_reason: str | None = None
+        self.write_failed = ""
 
     # ------------------------------------------------------------------ collection
     def pytest_deselected(self, items):
@@ -257,8 +263,12 @@ class ResultsPlugin:
         unexpected = any(not r["expected"] for r in self.rows.values() if r["outcome"])
         if unexpected and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if self.write_failed and session.exitstatus != pytest.ExitCode.INTERRUPTED:
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR  # nothing on disk says the verdict
 
     def write(self, exitstatus: int) -> None:
+        """The results and the reports, built from this run's own rows, replaced as a set (all
+        or none); a failure is one line and the run does not pass."""
         rows = self._ordered_rows()
         if not rows:
             return
@@ -276,20 +286,24 @@ class ResultsPlugin:
             "implementations": {s.id: s.version for s in self.selected},
             "rows": rows,
         }
-        atomic_write(path, json.dumps(document, indent=1))
-        self.written = [path]
-        if self.build_report:
-            stem = "conformance" if path.name == DEFAULT_RESULTS.name else path.stem
-            try:
-                from conformance.reporting.matrix import write_reports
+        try:
+            texts = {path: json.dumps(document, indent=1)}
+            if self.build_report:
+                from conformance.reporting.matrix import render_reports
 
-                self.written += write_reports([path], path.parent, stem=stem)
-            except Exception as exc:  # noqa: BLE001 - a report problem must not hide the verdict
-                self.config.get_terminal_writer().line(
-                    f"conformance: report not built ({type(exc).__name__}: {exc})", yellow=True
-                )
+                texts.update(render_reports([document], path.parent, stem=report_stem(path)))
+            replace_all(texts)
+        except Exception as exc:  # noqa: BLE001 - one line, whatever failed; the verdict stays
+            self.write_failed = (f"results and reports not written ({path.parent}): "
+                                 f"{type(exc).__name__}: {getattr(exc, 'strerror', None) or exc}")
+            self.written = []
+            return
+        self.write_failed = ""
+        self.written = list(texts)
 
     def pytest_terminal_summary(self, terminalreporter):
+        if self.write_failed:
+            terminalreporter.write_line(f"ERROR: {self.write_failed}", red=True)
         not_tested = {}
         for row in self.rows.values():
             if row["outcome"] == O.NOT_TESTED:
