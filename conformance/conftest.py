@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, settings
 
 from conformance import implementations, outcomes
 from conformance.interface import AREAS
-from conformance.plugin import expectations as exp
 from conformance.plugin import completeness, isolation, keys, survey, watchdog
+from conformance.plugin import expectations as exp
 from conformance.plugin.interrupts import InterruptGuard
 from conformance.plugin.results import (
     DEFAULT_RESULTS,

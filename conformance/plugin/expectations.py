@@ -30,9 +30,9 @@ import pytest
 from conformance.plugin import keys, staleness
 from conformance.plugin.expectation_file import (  # noqa: F401 - the names conftest uses
     FAIL,
+    SUITE_EXPECTATIONS,
     UNTESTABLE,
     Entry,
-    SUITE_EXPECTATIONS,
     ExpectationsError,
     capped,
     parse,
