@@ -153,13 +153,12 @@ OWN_PLUGINS = ("conformance-expectations", "conformance-results", "conformance-s
                "conformance-isolation")
 
 
-def pytest_configure(config):
-    completeness.check_own_plugins(config, OWN_PLUGINS)
-    expected_state = isolation.snapshot()  # before any implementation is imported
+def _resolve(config, expected_state: tuple) -> tuple[list, dict, dict[str, str]]:
+    """The selected implementations and their surveys, each imported and surveyed on its own so
+    that a change of global state it makes is put back and blamed on it (``import_leaks``)."""
     import_leaks: dict[str, str] = {}
 
     def blame(impl_id: str, filters: list) -> None:
-        """What importing or surveying ``impl_id`` changed is put back, and held against it."""
         changes = isolation.restore(expected_state)
         moved = isolation.filter_changes(filters, list(warnings.filters))
         if moved:
@@ -172,7 +171,6 @@ def pytest_configure(config):
         raw = config.getoption("impl") or os.environ.get(implementations.ENV_VAR) \
             or implementations.DEFAULT
         for name in [n.strip() for n in raw.split(",") if n.strip()]:
-            # one by one, so that a change of global state at import is blamed on its maker
             filters = list(warnings.filters)
             blame(implementations.resolve(name)[0].id, filters)
         selected = implementations.resolve(raw)  # (imports cached) duplicates, one-line errors
@@ -185,6 +183,13 @@ def pytest_configure(config):
             blame(s.id, filters)
     except (implementations.UnknownImplementation, survey.InvalidImplementation) as exc:
         raise pytest.UsageError(str(exc)) from None
+    return selected, surveys, import_leaks
+
+
+def pytest_configure(config):
+    completeness.check_own_plugins(config, OWN_PLUGINS)
+    expected_state = isolation.snapshot()  # before any implementation is imported
+    selected, surveys, import_leaks = _resolve(config, expected_state)
     config.stash[keys.SELECTED] = selected
     config.stash[keys.SURVEYS] = surveys
     entries = _expectation_entries(config, selected)
