@@ -1,29 +1,59 @@
 #!/usr/bin/env bash
 # What the reusable workflow runs (kept here so that it is testable and lintable as a script).
 # Inputs come from the environment: TORCHRL_REF, IMPL, EXPECTATIONS_FILE, PYTEST_ARGS;
-# the calling repository is checked out at ../caller.
-# Exit code: non-zero unless every source is conformant to its expectations; a source that cannot
-# be resolved, installed or imported is "NOT TESTED: <reason>" and fails the gate.
+# the calling repository is checked out at $CALLER_DIR (default ../caller).
+#
+# One rule: the caller's TorchRL is always what is gated, with the caller's expectations
+# (`nox -s upstream`): a release (TORCHRL_REF=0.14.1) from the package index, any other ref as
+# the checked-out source. IMPL is a comma-separated list (whitespace trimmed) that must name
+# torchrl; whatever else it names runs beside it on the suite's pinned stack
+# (`nox -s conformance`). Reports go to $GATE_REPORTS (default reports/gate), emptied first, so
+# that what is published is only what this run wrote.
+#
+# Exit codes: 0 every run complete and conformant to its expectations; 1 an unexpected result,
+# or a source NOT TESTED; 2 bad input (one line); 3 a partial run (PYTEST_ARGS narrowed a run or
+# stopped it early: never a verdict, whatever its rows say).
 set -euo pipefail
-if [[ -z "${TORCHRL_REF:-}" ]]; then
-  echo "gate.sh: TORCHRL_REF is not set (a release such as 0.14.1, or a git ref of the caller)" >&2
+usage() {
+  echo "gate.sh: $*" >&2
   exit 2
-fi
+}
+trim() {
+  local s="$1"
+  s="${s#"${s%%[![:space:]]*}"}"
+  printf '%s' "${s%"${s##*[![:space:]]}"}"
+}
+[[ -n "${TORCHRL_REF:-}" ]] || usage "TORCHRL_REF is not set (a release such as 0.14.1, or a git ref of the caller)"
 caller="${CALLER_DIR:-../caller}"
+out="${GATE_REPORTS:-reports/gate}"
+
+others=()
+gated=0
+IFS=',' read -r -a items <<<"${IMPL:-torchrl}"
+for raw in "${items[@]}"; do
+  item="$(trim "$raw")"
+  if [[ -z "$item" ]]; then
+    continue
+  elif [[ "$item" == "torchrl" ]]; then
+    gated=1
+  elif [[ " ${others[*]} " != *" $item "* ]]; then
+    others+=("$item")
+  fi
+done
+if [[ "$gated" != 1 ]]; then
+  usage "IMPL='${IMPL:-}' does not name torchrl: this workflow gates the caller's TorchRL; list what runs beside it, e.g. 'torchrl, reference'"
+fi
+
 if [[ "$TORCHRL_REF" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
-  source="$TORCHRL_REF"          # a release from the package index
+  source="$TORCHRL_REF" # a release from the package index
 else
-  source="$caller"               # the checked-out ref of the calling repository
+  [[ -f "$caller/version.txt" ]] || usage "$caller is not a TorchRL checkout (no version.txt); TORCHRL_REF=$TORCHRL_REF"
+  source="$caller" # the checked-out ref of the calling repository
 fi
-args=("$source")
+upstream=("$source" --only-this-run)
 if [[ -n "${EXPECTATIONS_FILE:-}" ]]; then
-  args+=(--expectations "$caller/$EXPECTATIONS_FILE")
-fi
-if [[ -n "${PYTEST_ARGS:-}" ]]; then
-  args+=(--pytest-args "$PYTEST_ARGS")
-fi
-if [[ "${IMPL:-torchrl}" == "torchrl" ]]; then
-  exec python -m nox -s upstream -- "${args[@]}"
+  [[ -f "$caller/$EXPECTATIONS_FILE" ]] || usage "EXPECTATIONS_FILE=$EXPECTATIONS_FILE: no such file in the calling repository ($caller)"
+  upstream+=(--expectations "$caller/$EXPECTATIONS_FILE")
 fi
 # PYTEST_ARGS is split like a shell would (quotes kept together), without evaluating it
 extra=()
@@ -31,10 +61,28 @@ if [[ -n "${PYTEST_ARGS:-}" ]]; then
   split="$(mktemp)"
   if ! printf '%s' "$PYTEST_ARGS" | xargs -r printf '%s\0' >"$split" 2>/dev/null; then
     rm -f "$split"
-    echo "gate.sh: PYTEST_ARGS has unbalanced quotes: $PYTEST_ARGS" >&2
-    exit 2
+    usage "PYTEST_ARGS has unbalanced quotes: $PYTEST_ARGS"
   fi
   mapfile -d '' -t extra <"$split"
   rm -f "$split"
+  upstream+=(--pytest-args "$PYTEST_ARGS")
 fi
-exec python -m nox -s conformance -- --impl "$IMPL" "${extra[@]}"
+
+rm -rf "$out"
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+# every pytest run of this gate that ends partial leaves its reason here (nox turns every
+# failing command into exit code 1, so the runs' own exit codes do not reach this script)
+export TORCHRL_CONFORMANCE_PARTIAL_FILE="$out/partial.txt"
+status=0
+python -m nox -s upstream -- "${upstream[@]}" --reports-dir "$out" || status=1
+if ((${#others[@]})); then
+  beside="$(IFS=,; printf '%s' "${others[*]}")"
+  python -m nox -s conformance -- --impl "$beside" --require-complete \
+    --results "$out/conformance.json" "${extra[@]}" || status=1
+fi
+if [[ -s "$TORCHRL_CONFORMANCE_PARTIAL_FILE" ]]; then
+  echo "gate.sh: PARTIAL RUN, not a verdict: $(head -c 300 "$TORCHRL_CONFORMANCE_PARTIAL_FILE" | head -n 1)" >&2
+  exit 3
+fi
+exit "$status"

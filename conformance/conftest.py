@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 
 import pytest
@@ -12,10 +13,17 @@ from hypothesis import HealthCheck, settings
 
 from conformance import implementations, outcomes
 from conformance.interface import AREAS
+from conformance.plugin import completeness, isolation, keys, survey, watchdog
 from conformance.plugin import expectations as exp
-from conformance.plugin import keys, survey, watchdog
 from conformance.plugin.interrupts import InterruptGuard
-from conformance.plugin.results import DEFAULT_RESULTS, OutcomeRecorder, ResultsPlugin
+from conformance.plugin.results import (
+    DEFAULT_RESULTS,
+    PARTIAL_DIR,
+    OutcomeRecorder,
+    ResultsPlugin,
+    report_stem,
+)
+from conformance.reporting import destination
 from conformance.versions import stack_versions
 
 # Reproducible property tests: the same examples every run (array-api-tests' --derandomize).
@@ -69,6 +77,7 @@ def pytest_addoption(parser):
             f"(default: ${watchdog.ENV_VAR} or {watchdog.DEFAULT_SECONDS:g}; 0 disables)"
         ),
     )
+    completeness.addoption(group)
 
 
 def _expectation_entries(config, selected) -> list[exp.Entry]:
@@ -113,27 +122,74 @@ def _spec_timeout(config) -> float:
 
 
 def _results_path(config) -> tuple[Path, bool]:
+    """Where the results go, checked now (writable, nothing foreign overwritten): a problem
+    found after minutes of specs would lose them all."""
     given = config.getoption("results")
+    stem = None if config.getoption("no_report") else "conformance"
     if not given:
-        return config.rootpath / DEFAULT_RESULTS, False
-    path = Path(given)
-    if path.is_dir() or given.endswith(("/", os.sep)):
-        raise pytest.UsageError(f"--results {given}: is a directory; give a file such as {path / 'results.json'}")
-    if path.suffix != ".json":
-        raise pytest.UsageError(f"--results {given}: must name a .json file")
-    return path, True
-
-
-def pytest_configure(config):
+        path = config.rootpath / DEFAULT_RESULTS
+        candidates = [path, path.parent / PARTIAL_DIR / path.name]
+    else:
+        path = Path(given)
+        if path.is_dir() or given.endswith(("/", os.sep)):
+            raise pytest.UsageError(f"--results {given}: is a directory; give a file such as "
+                                    f"{path / 'results.json'}")
+        if path.suffix != ".json":
+            raise pytest.UsageError(f"--results {given}: must name a .json file")
+        if stem is not None:
+            stem = report_stem(path)
+        candidates = [path]
     try:
-        selected = implementations.resolve(config.getoption("impl"))
+        for candidate in candidates:
+            destination.check(candidate, stem)
+    except destination.DestinationError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return path, bool(given)
+
+
+#: the plug-ins this file registers; none of them may be disabled with -p no:NAME
+OWN_PLUGINS = ("conformance-expectations", "conformance-results", "conformance-stale-notes",
+               "conformance-watchdog", "conformance-interrupts", "conformance-outcomes",
+               "conformance-isolation")
+
+
+def _resolve(config, expected_state: tuple) -> tuple[list, dict, dict[str, str]]:
+    """The selected implementations and their surveys, each imported and surveyed on its own so
+    that a change of global state it makes is put back and blamed on it (``import_leaks``)."""
+    import_leaks: dict[str, str] = {}
+
+    def blame(impl_id: str, filters: list) -> None:
+        changes = isolation.restore(expected_state)
+        moved = isolation.filter_changes(filters, list(warnings.filters))
+        if moved:
+            isolation.put_filters(filters)
+        if changes + moved:
+            import_leaks.setdefault(impl_id, isolation.leak_message(impl_id, changes + moved,
+                                                                    "when imported"))
+
+    try:
+        raw = config.getoption("impl") or os.environ.get(implementations.ENV_VAR) \
+            or implementations.DEFAULT
+        for name in [n.strip() for n in raw.split(",") if n.strip()]:
+            filters = list(warnings.filters)
+            blame(implementations.resolve(name)[0].id, filters)
+        selected = implementations.resolve(raw)  # (imports cached) duplicates, one-line errors
         surveys = {}
         for s in selected:
+            filters = list(warnings.filters)
             survey.check_area_names(s.id, s.obj)
             surveys[s.id] = survey.survey(s.id, s.obj)
             survey.check_identity(s.id, s.obj)
+            blame(s.id, filters)
     except (implementations.UnknownImplementation, survey.InvalidImplementation) as exc:
         raise pytest.UsageError(str(exc)) from None
+    return selected, surveys, import_leaks
+
+
+def pytest_configure(config):
+    completeness.check_own_plugins(config, OWN_PLUGINS)
+    expected_state = isolation.snapshot()  # before any implementation is imported
+    selected, surveys, import_leaks = _resolve(config, expected_state)
     config.stash[keys.SELECTED] = selected
     config.stash[keys.SURVEYS] = surveys
     entries = _expectation_entries(config, selected)
@@ -161,6 +217,9 @@ def pytest_configure(config):
     config.pluginmanager.register(watchdog.WatchdogPlugin(dog), "conformance-watchdog")
     config.pluginmanager.register(InterruptGuard(), "conformance-interrupts")
     config.pluginmanager.register(OutcomeRecorder(dog), "conformance-outcomes")
+    config.pluginmanager.register(
+        isolation.IsolationPlugin(expected_state, exp.item_impl, import_leaks),
+        "conformance-isolation")
 
 
 class StaleNotes:
@@ -174,7 +233,7 @@ class StaleNotes:
     def writer(notes: Path, worker: str):
         def write(problems: list[str]) -> None:
             if problems:
-                text = "\n".join(["expectations do not match the suite:", *problems])
+                text = "\n".join(["expectations do not match the suite:", *exp.capped(problems)])
                 (notes / f"{worker}.expectations").write_text(text)
         return write
 
@@ -195,6 +254,20 @@ class StaleNotes:
     def pytest_terminal_summary(self, terminalreporter):
         if self.problems:
             terminalreporter.write_line("ERROR: " + self.problems, red=True)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_cmdline_main(config):
+    """The last line of a partial run says so; under --require-complete it never exits 0."""
+    status = yield
+    if getattr(config, "workerinput", None) is not None:
+        return status
+    reason = completeness.partial_reason(config)
+    if reason and (completeness.required(config) or not config.option.help):
+        print(f"PARTIAL RUN ({reason}): not a conformance verdict", flush=True)
+    if reason and completeness.required(config):
+        completeness.flag(reason)
+    return completeness.gate_exit(config, status)
 
 
 def pytest_unconfigure(config):

@@ -127,7 +127,8 @@ def test_broken_checkout_fails_the_gate_with_a_one_line_reason(tmp_path):
     (tmp_path / "work" / "0.14.1-deps" / ".installed").write_text("")
     env = {**os.environ, "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}", "PIP_NO_INDEX": "1",
            "PYTHONPATH": str(ROOT), "CALLER_DIR": str(caller), "TORCHRL_REF": "my-branch",
-           "IMPL": "torchrl", "EXPECTATIONS_FILE": "", "PYTEST_ARGS": "-k 'ppo and negative'"}
+           "IMPL": "torchrl", "EXPECTATIONS_FILE": "", "PYTEST_ARGS": "-k 'ppo and negative'",
+           "GATE_REPORTS": str(tmp_path / "reports")}  # the gate writes its reports only there
     proc = subprocess.run(["bash", str(ROOT / ".ci" / "gate.sh")], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 1, proc.stdout + proc.stderr

@@ -1,15 +1,11 @@
 """The reusable GitHub workflow: its inputs reach the command line the suite really accepts."""
 
-import os
-import shlex
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
-
-from conformance.upstream import runner
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW = ROOT / ".github" / "workflows" / "torchrl-conformance.yml"
@@ -28,44 +24,6 @@ def test_inputs_are_declared_and_every_one_is_used():
     for name in inputs:
         assert f"inputs.{name}" in text, f"input {name} is declared but never used"
     assert inputs["torchrl-ref"]["required"] is True
-
-
-def _gate(tmp_path, **env):
-    """Run .ci/gate.sh with a fake `python` that prints the command it was given."""
-    fake = tmp_path / "bin"
-    fake.mkdir(exist_ok=True)
-    (fake / "python").write_text('#!/usr/bin/env bash\nprintf "%q " "$@"\n')
-    (fake / "python").chmod(0o755)
-    full = {"PATH": f"{fake}{os.pathsep}{os.environ['PATH']}", "CALLER_DIR": "../caller",
-            "TORCHRL_REF": "", "IMPL": "torchrl", "EXPECTATIONS_FILE": "", "PYTEST_ARGS": "", **env}
-    out = subprocess.run(["bash", str(ROOT / ".ci" / "gate.sh")], env=full, capture_output=True,
-                         text=True, check=True).stdout
-    return shlex.split(out)
-
-
-def _runner_args(argv):
-    assert argv[:5] == ["-m", "nox", "-s", "upstream", "--"], argv
-    return argv[5:]
-
-
-def test_release_ref_runs_the_upstream_session_on_that_release(tmp_path):
-    argv = _gate(tmp_path, TORCHRL_REF="0.14.1")
-    assert _runner_args(argv) == ["0.14.1"]
-
-
-def test_git_ref_runs_the_checkout_with_its_expectations_and_pytest_args(tmp_path):
-    argv = _gate(tmp_path, TORCHRL_REF="abc123", EXPECTATIONS_FILE=".github/exp.txt",
-                 PYTEST_ARGS="-k ppo -x")
-    args = _runner_args(argv)
-    assert args == ["../caller", "--expectations", "../caller/.github/exp.txt",
-                    "--pytest-args", "-k ppo -x"]
-    parsed = runner.build_parser().parse_args(args)  # the runner accepts exactly this
-    assert parsed.sources == ["../caller"] and parsed.pytest_args.split() == ["-k", "ppo", "-x"]
-
-
-def test_other_implementations_run_the_conformance_session(tmp_path):
-    argv = _gate(tmp_path, TORCHRL_REF="0.14.1", IMPL="reference", PYTEST_ARGS="-k tanh")
-    assert argv == ["-m", "nox", "-s", "conformance", "--", "--impl", "reference", "-k", "tanh"]
 
 
 @pytest.mark.skipif(not (shutil.which("node") and shutil.which("npm")), reason="needs node and npm")

@@ -3,16 +3,24 @@
 One entry a line; ``#`` starts a comment line; blank lines are ignored::
 
     <test-id prefix> | <reason> | <upstream link>               a known failure
+    <test-id prefix> | <reason> | <upstream link> | <failure>   ... that fails this way only
     untestable: <test-id prefix> | <reason> | <upstream link>   expected "cannot be tested here"
     include <file> for <version>                                entries shared with other releases
     [<version range>]                                           (in an included file) a block
 
-``include torchrl.txt for 0.9.2`` takes the entries of ``torchrl.txt`` (a path relative to the
-including file) that apply to version 0.9.2: the entries before the file's first block header
+``include torchrl.txt for 0.9.2`` takes the entries of ``torchrl.txt`` (a file of the including
+file's folder, else of the suite's ``conformance/expectations``; nothing outside them) that apply to version 0.9.2: the entries before the file's first block header
 apply to every version, those under a header ``[>=0.7.2, <=0.13.3]`` (a PEP 440 version range)
 to the versions inside it, up to the next header. Entries shared by several releases are so
 written once. Includes do not nest, and a file with blocks is only read through an include: read
 on its own it would not know which blocks apply.
+
+``<failure>`` says what the known failure looks like, as pytest's ``xfail(raises=...)`` does:
+``raises <ExceptionName>``, ``matching <regex>`` or ``raises <ExceptionName> matching <regex>``.
+The exception must be of that class (or a subclass: the name of any class in its MRO, dotted
+names compared by their last part), and the regex is searched (``re.search``) in
+``"<ExceptionName>: <message>"`` of the failure. A listed test that fails another way is an
+unexpected result, whose message shows what was expected and what happened.
 
 Files are UTF-8 (a byte-order mark is accepted, and UTF-16 with a byte-order mark is read too);
 anything else is a one-line error naming the file and line, never a misread prefix.
@@ -22,7 +30,7 @@ from __future__ import annotations
 
 import codecs
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -33,6 +41,9 @@ FAIL = "fail"  #: a known failure: a strict expected failure
 UNTESTABLE = "untestable"  #: an expected "cannot be tested here"
 KIND_MARKER = {UNTESTABLE: "untestable:"}
 
+SUITE_EXPECTATIONS = Path(__file__).resolve().parent.parent / "expectations"
+_FAILURE = re.compile(r"^(?:raises\s+(?P<raises>[A-Za-z_][\w.]*))?\s*"
+                      r"(?:(?<=\s)matching\s+(?P<p1>.+)|^matching\s+(?P<p2>.+))?$")
 _INCLUDE = re.compile(r"^include\s+(?P<file>\S+)\s+for\s+(?P<version>\S+)$")
 _BLOCK = re.compile(r"^\[(?P<range>[^\]]*)\]$")
 
@@ -50,6 +61,29 @@ class Entry:
     impls: frozenset[str]
     kind: str = FAIL
     included_as: str = ""  # "for 0.9.2 by torchrl-0.9.2.txt:4" when read through an include
+    failure: str = ""  # "raises AssertionError matching <regex>"; "": any failure
+
+    @property
+    def raises(self) -> str:
+        match = _FAILURE.match(self.failure)
+        return (match["raises"] or "") if match else ""
+
+    @property
+    def pattern(self) -> str:
+        match = _FAILURE.match(self.failure)
+        return (match["p1"] or match["p2"] or "") if match else ""
+
+    def failed_otherwise(self, exc: BaseException) -> str | None:
+        """None when ``exc`` is the failure this entry expects, else what happened instead."""
+        if not self.failure:
+            return None
+        actual = f"{type(exc).__name__}: {_one_line(str(exc))}"
+        names = {c.__name__ for c in type(exc).__mro__}
+        if self.raises and self.raises.rsplit(".", 1)[-1] not in names:
+            return actual
+        if self.pattern and re.search(self.pattern, f"{type(exc).__name__}: {exc}") is None:
+            return actual
+        return None
 
     @property
     def where(self) -> str:
@@ -59,7 +93,8 @@ class Entry:
     def line(self) -> str:
         """The entry as written in a file (the form the fold and the draft write)."""
         marker = KIND_MARKER.get(self.kind)
-        return f"{marker + ' ' if marker else ''}{self.prefix} | {self.reason} | {self.link}"
+        failure = f" | {self.failure}" if self.failure else ""
+        return f"{marker + ' ' if marker else ''}{self.prefix} | {self.reason} | {self.link}{failure}"
 
 
 @dataclass
@@ -120,7 +155,7 @@ def _version_range(text: str, where: str) -> SpecifierSet:
         return SpecifierSet(text)
     except InvalidSpecifier:
         raise ExpectationsError(
-            f"{where}: [{text}] is not a version range (PEP 440, e.g. [>=0.7.2, <=0.13.3])"
+            f"{where}: [{shown(text)}] is not a version range (PEP 440, e.g. [>=0.7.2, <=0.13.3])"
         ) from None
 
 
@@ -129,18 +164,54 @@ def _entry(stripped: str, where: str, impls: frozenset[str]) -> Entry:
     for candidate, marker in KIND_MARKER.items():
         if stripped.startswith(marker):
             kind, stripped = candidate, stripped[len(marker):].strip()
-    parts = [p.strip() for p in stripped.split("|")]
-    if len(parts) != 3 or not all(parts):
+    parts = [p.strip() for p in stripped.split("|", 3)]  # a failure's regex may hold "|"
+    if len(parts) not in (3, 4) or not all(parts):
         raise ExpectationsError(
-            f"{where}: expected '[untestable:] <test-id prefix> | <reason> | <upstream link>', "
-            f"got {stripped!r}"
+            f"{where}: expected '[untestable:] <test-id prefix> | <reason> | <upstream link>"
+            f"[ | <failure>]', got {shown(stripped)}"
         )
-    prefix, reason, link = parts
+    prefix, reason, link = parts[:3]
+    failure = parts[3] if len(parts) == 4 else ""
     if not link.startswith(("http://", "https://")):
-        raise ExpectationsError(f"{where}: the third field must be an upstream link, got {link!r}")
+        raise ExpectationsError(f"{where}: the third field must be an upstream link, got "
+                                f"{shown(link)}")
     if "::" not in prefix and not prefix.endswith(".py"):
-        raise ExpectationsError(f"{where}: {prefix!r} is not a test id prefix (path.py::test...)")
-    return Entry(prefix, reason, link, where, impls, kind)
+        raise ExpectationsError(f"{where}: {shown(prefix)} is not a test id prefix "
+                                "(path.py::test...)")
+    if failure:
+        _check_failure(failure, kind, where)
+    return Entry(prefix, reason, link, where, impls, kind, failure=failure)
+
+
+def _check_failure(failure: str, kind: str, where: str) -> None:
+    match = _FAILURE.match(failure)
+    if kind != FAIL:
+        raise ExpectationsError(f"{where}: an untestable: entry names no failure (drop "
+                                f"{shown(failure)})")
+    if match is None or not (match["raises"] or match["p1"] or match["p2"]):
+        raise ExpectationsError(
+            f"{where}: the fourth field says how the test fails: 'raises <ExceptionName>', "
+            f"'matching <regex>' or 'raises <ExceptionName> matching <regex>', got "
+            f"{shown(failure)}")
+    pattern = match["p1"] or match["p2"]
+    if pattern:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ExpectationsError(f"{where}: {shown(pattern)} is not a regular expression "
+                                    f"({exc})") from None
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return first if len(first) <= limit else first[:limit] + "..."
+
+
+def shown(text: str, limit: int = 120) -> str:
+    """``repr`` of a piece of user input, cut to ``limit`` characters (with the full length)."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text)} characters)"
 
 
 def read(path: Path, impls: frozenset[str] = frozenset()) -> ParsedFile:
@@ -160,10 +231,11 @@ def read(path: Path, impls: frozenset[str] = frozenset()) -> ParsedFile:
             continue
         if (match := _INCLUDE.match(stripped)) is not None:
             _version(match["version"], where)
-            parsed.includes.append(Include(path.parent / match["file"], match["version"], where))
+            parsed.includes.append(Include(include_target(path, match["file"], where),
+                                           match["version"], where))
         elif stripped.startswith("include "):
             raise ExpectationsError(f"{where}: expected 'include <file> for <version>', got "
-                                    f"{stripped!r}")
+                                    f"{shown(stripped)}")
         elif (match := _BLOCK.match(stripped)) is not None:
             _version_range(match["range"], where)
             block = match["range"].strip()
@@ -173,11 +245,36 @@ def read(path: Path, impls: frozenset[str] = frozenset()) -> ParsedFile:
     return parsed
 
 
+def include_target(including: Path, name: str, where: str) -> Path:
+    """The file ``include <name>`` takes in: a file of the including file's folder, else of the
+    suite's expectations folder, and nothing outside those two (no absolute path, no ``..``, no
+    link leading out), so that an expectations file can never read, or echo, another file."""
+    own = including.resolve().parent
+    candidate = (own / name).resolve()
+    if not candidate.is_relative_to(own):  # absolute, "..", or a link leading out
+        raise ExpectationsError(
+            f"{where}: include {shown(name)}: only files of {own} or of the suite's "
+            f"{SUITE_EXPECTATIONS} can be included")
+    shared = (SUITE_EXPECTATIONS / name).resolve()
+    if not candidate.is_file() and shared.is_relative_to(SUITE_EXPECTATIONS) and shared.is_file():
+        return shared
+    return candidate
+
+
+def capped(problems: list[str], lines: int = 20, width: int = 300) -> list[str]:
+    """At most ``lines`` problems of at most ``width`` characters each, then how many more."""
+    shown_ = [p if len(p) <= width else f"{p[:width]}... ({len(p)} characters)"
+              for p in problems[:lines]]
+    if len(problems) > lines:
+        shown_.append(f"... and {len(problems) - lines} more problem(s)")
+    return shown_
+
+
 def _version(text: str, where: str) -> Version:
     try:
         return Version(text)
     except InvalidVersion:
-        raise ExpectationsError(f"{where}: {text!r} is not a version") from None
+        raise ExpectationsError(f"{where}: {shown(text)} is not a version") from None
 
 
 def applies(record: Record, version: str) -> bool:
@@ -201,8 +298,7 @@ def entries_for(parsed: ParsedFile, version: str | None, included_as: str = "") 
         if version is not None and not applies(record, version):
             continue
         if included_as:
-            entry = Entry(entry.prefix, entry.reason, entry.link, entry.source, entry.impls,
-                          entry.kind, included_as)
+            entry = replace(entry, included_as=included_as)
         out.append(entry)
     return out
 

@@ -30,13 +30,15 @@ import pytest
 from conformance.plugin import keys, staleness
 from conformance.plugin.expectation_file import (  # noqa: F401 - the names conftest uses
     FAIL,
+    SUITE_EXPECTATIONS,
     UNTESTABLE,
     Entry,
     ExpectationsError,
+    capped,
     parse,
 )
 
-EXPECTATIONS_DIR = Path(__file__).resolve().parent.parent / "expectations"
+EXPECTATIONS_DIR = SUITE_EXPECTATIONS
 
 
 def auto_file(impl_id: str, version: str) -> Path | None:
@@ -60,7 +62,8 @@ def apply(item, entry: Entry) -> None:
 
 def raise_problems(problems: list[str]) -> None:
     if problems:
-        raise ExpectationsError("\n".join(["expectations do not match the suite:", *problems]))
+        raise ExpectationsError("\n".join(["expectations do not match the suite:",
+                                           *capped(problems)]))
 
 
 class ExpectationsPlugin:

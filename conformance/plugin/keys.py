@@ -16,3 +16,7 @@ SKIP_OUTCOME = pytest.StashKey[str]()
 SURVEYS = pytest.StashKey[dict]()
 #: config (controller): where pytest-xdist workers leave notes on hangs and crashes
 NOTES_DIR = pytest.StashKey[object]()
+#: config (controller): why the run was partial, once it ended (None: complete)
+PARTIAL = pytest.StashKey[object]()
+#: item: what the test left changed in the process's global state (``isolation``)
+STATE_LEAK = pytest.StashKey[str]()

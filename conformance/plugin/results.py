@@ -27,8 +27,8 @@ from pathlib import Path
 import pytest
 
 from conformance import outcomes as O
-from conformance.files import atomic_write
-from conformance.plugin import keys, not_applicable
+from conformance.files import replace_all
+from conformance.plugin import completeness, keys, not_applicable
 from conformance.plugin.watchdog import Watchdog, crash_explanation, timed_out_message
 from conformance.versions import stack_versions
 
@@ -51,9 +51,12 @@ def _message(report) -> str:
     return _ADDRESS.sub("", text.strip())[:4000]
 
 
-def classify(report, entry, skip_outcome: str | None, timed_out: str) -> dict | None:
+def classify(report, entry, skip_outcome: str | None, timed_out: str,
+             raised: bool = False) -> dict | None:
     """The verdict of one phase: outcome, expected, message; None for a phase that says nothing
-    (a passing setup or teardown)."""
+    (a passing setup or teardown). ``raised``: the phase raised (under ``--runxfail`` a known
+    failure then fails as such, and only a failing phase that raised nothing is a strict xfail
+    that passed)."""
     kind = getattr(entry, "kind", "fail") if entry is not None else None
     known = f"known failure: {entry.reason} ({entry.link})" if entry is not None else ""
     message = _message(report)
@@ -72,7 +75,10 @@ def classify(report, entry, skip_outcome: str | None, timed_out: str) -> dict | 
         if report.skipped:  # strict xfail: the failure was expected
             return {"outcome": O.KNOWN_FAILURE, "expected": True,
                     "message": f"{message}  [{known}]".strip()}
-        if report.failed:  # strict xfail: it passed
+        if report.failed and raised:  # --runxfail: the known failure, shown as it fails
+            return {"outcome": O.KNOWN_FAILURE, "expected": True,
+                    "message": f"{message}  [{known}; --runxfail]".strip()}
+        if report.failed or report.passed:  # strict xfail (or --runxfail): it passed
             return {"outcome": O.UNEXPECTED_PASS, "expected": False,
                     "message": f"passed, but listed as a {known}: remove the entry"}
     if report.skipped:
@@ -118,8 +124,33 @@ class OutcomeRecorder:
         # asked of the watchdog, not of the exception: hypothesis may wrap it in another one
         timed_out = (timed_out_message(self.watchdog.seconds)
                      if self.watchdog.fired == item.nodeid and call.excinfo is not None else "")
-        report.conformance = classify(report, item.stash.get(keys.EXPECTATION, None),
-                                      item.stash.get(keys.SKIP_OUTCOME, None), timed_out)
+        entry = item.stash.get(keys.EXPECTATION, None)
+        report.conformance = classify(report, entry, item.stash.get(keys.SKIP_OUTCOME, None),
+                                      timed_out, raised=call.excinfo is not None)
+        known = (report.conformance or {}).get("outcome") == O.KNOWN_FAILURE
+        otherwise = (entry.failed_otherwise(call.excinfo.value)
+                     if known and call.excinfo is not None else None)
+        if otherwise:  # a known failure that fails some other way than its entry says
+            message = (f"listed as a known failure ({entry.reason}; expected: {entry.failure}), "
+                       f"but it failed otherwise: {otherwise}")
+            report.outcome, report.longrepr = "failed", message
+            if hasattr(report, "wasxfail"):
+                del report.wasxfail
+            report.conformance = {"outcome": O.FAIL if call.when == "call" else O.ERROR,
+                                  "expected": False, "message": message}
+        leak = item.stash.get(keys.STATE_LEAK, None) if call.when != "setup" else None
+        if leak:  # conformance.plugin.isolation: the implementation changed global state
+            del item.stash[keys.STATE_LEAK]
+            report.outcome, report.longrepr = "failed", leak
+            if hasattr(report, "wasxfail"):
+                del report.wasxfail
+            report.conformance = {"outcome": O.ERROR, "expected": False, "message": leak,
+                                  "overrides": True}
+
+
+def report_stem(results: Path) -> str:
+    """The reports beside ``results.json`` are ``conformance.*``; beside ``x.json``, ``x.*``."""
+    return "conformance" if results.name == DEFAULT_RESULTS.name else results.stem
 
 
 def _describe(nodeid: str, selected) -> dict:
@@ -155,6 +186,7 @@ class ResultsPlugin:
         self.started = time.time()
         self.written: list[Path] = []
         self.partial_reason: str | None = None
+        self.write_failed = ""
 
     # ------------------------------------------------------------------ collection
     def pytest_deselected(self, items):
@@ -185,8 +217,11 @@ class ResultsPlugin:
             row["reruns"] += 1
             row.setdefault("rerun_messages", []).append(verdict["message"])
             return
-        # the first non-pass phase decides (a failing teardown after a pass is an error)
-        if row["outcome"] in (None, O.PASS):
+        # the first non-pass phase decides (a failing teardown after a pass is an error), but a
+        # change of global state overrides anything (a known failure included)
+        verdict = dict(verdict)
+        overrides = verdict.pop("overrides", False)
+        if row["outcome"] in (None, O.PASS) or overrides:
             row.update(verdict)
 
     def record_kill(self, nodeid: str, why: str) -> None:
@@ -205,17 +240,10 @@ class ResultsPlugin:
             reasons.append("interrupted")
         elif session.shouldfail or session.shouldstop:
             reasons.append(f"stopped early ({session.shouldfail or session.shouldstop})")
-        option = self.config.option
-        if getattr(option, "keyword", ""):
-            reasons.append(f"filtered with -k {option.keyword!r}")
-        if getattr(option, "markexpr", ""):
-            reasons.append(f"filtered with -m {option.markexpr!r}")
-        if self.deselected and not (getattr(option, "keyword", "") or getattr(option, "markexpr", "")):
+        reasons += completeness.option_reasons(self.config)
+        if self.deselected and not any(
+                getattr(self.config.option, o, None) for o in ("keyword", "markexpr", "deselect")):
             reasons.append(f"{self.deselected} test(s) deselected")
-        suite = (self.config.rootpath / "conformance").resolve()
-        args = [a for a in self.config.args]
-        if not any("::" not in a and Path(a).resolve() in (suite, self.config.rootpath) for a in args):
-            reasons.append("selected: " + " ".join(args))
         missing = [n for n in self.order if n not in self.rows or self.rows[n]["outcome"] is None]
         if missing and exitstatus != pytest.ExitCode.INTERRUPTED:
             reasons.append(f"{len(missing)} of {len(self.order)} collected test(s) did not run")
@@ -229,13 +257,18 @@ class ResultsPlugin:
     def pytest_sessionfinish(self, session, exitstatus):
         partial = self._partial(session, exitstatus)
         self.partial_reason = partial
+        self.config.stash[keys.PARTIAL] = partial
         self.write(exitstatus)
         # skips that stand for NOT TESTED or an unlisted "cannot be tested here" fail the run
         unexpected = any(not r["expected"] for r in self.rows.values() if r["outcome"])
         if unexpected and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if self.write_failed and session.exitstatus != pytest.ExitCode.INTERRUPTED:
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR  # nothing on disk says the verdict
 
     def write(self, exitstatus: int) -> None:
+        """The results and the reports, built from this run's own rows, replaced as a set (all
+        or none); a failure is one line and the run does not pass."""
         rows = self._ordered_rows()
         if not rows:
             return
@@ -253,20 +286,24 @@ class ResultsPlugin:
             "implementations": {s.id: s.version for s in self.selected},
             "rows": rows,
         }
-        atomic_write(path, json.dumps(document, indent=1))
-        self.written = [path]
-        if self.build_report:
-            stem = "conformance" if path.name == DEFAULT_RESULTS.name else path.stem
-            try:
-                from conformance.reporting.matrix import write_reports
+        try:
+            texts = {path: json.dumps(document, indent=1)}
+            if self.build_report:
+                from conformance.reporting.matrix import render_reports
 
-                self.written += write_reports([path], path.parent, stem=stem)
-            except Exception as exc:  # noqa: BLE001 - a report problem must not hide the verdict
-                self.config.get_terminal_writer().line(
-                    f"conformance: report not built ({type(exc).__name__}: {exc})", yellow=True
-                )
+                texts.update(render_reports([document], path.parent, stem=report_stem(path)))
+            replace_all(texts)
+        except Exception as exc:  # noqa: BLE001 - one line, whatever failed; the verdict stays
+            self.write_failed = (f"results and reports not written ({path.parent}): "
+                                 f"{type(exc).__name__}: {getattr(exc, 'strerror', None) or exc}")
+            self.written = []
+            return
+        self.write_failed = ""
+        self.written = list(texts)
 
     def pytest_terminal_summary(self, terminalreporter):
+        if self.write_failed:
+            terminalreporter.write_line(f"ERROR: {self.write_failed}", red=True)
         not_tested = {}
         for row in self.rows.values():
             if row["outcome"] == O.NOT_TESTED:

@@ -16,7 +16,7 @@ import pandas as pd
 from packaging.version import InvalidVersion, Version
 
 from conformance.areas import NUMBER
-from conformance.files import atomic_write
+from conformance.files import replace_all
 from conformance.outcomes import UNEXPECTED
 
 SYMBOL = {
@@ -39,10 +39,12 @@ def _run_time(doc: dict) -> float:
     return time if isinstance(time, (int, float)) else float("-inf")
 
 
-def load_rows(paths: Iterable[Path]) -> pd.DataFrame:
+def load_rows(paths: Iterable[Path | dict]) -> pd.DataFrame:
+    """Rows of results files, or of results documents already in memory (a run builds its
+    report from its own rows, never from a file another run may have rewritten meanwhile)."""
     frames = []
     for path in paths:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        doc = path if isinstance(path, dict) else json.loads(Path(path).read_text(encoding="utf-8"))
         frame = pd.DataFrame(doc["rows"])
         frame["column"] = frame["implementation"] + " " + frame["implementation_version"]
         frame["partial"] = doc.get("partial") or ""
@@ -220,17 +222,20 @@ def render_html(rows: pd.DataFrame, title: str = "TorchRL conformance") -> str:
     )
 
 
-def write_reports(results: Iterable[Path], out_dir: Path, stem: str = "conformance",
-                  title: str = "TorchRL conformance", preface: list[str] | None = None) -> list[Path]:
+def render_reports(results: Iterable[Path | dict], out_dir: Path, stem: str = "conformance",
+                   title: str = "TorchRL conformance",
+                   preface: list[str] | None = None) -> dict[Path, str]:
+    """The report files' paths and texts (Markdown, HTML, CSV), nothing written yet."""
     rows = load_rows(results)
     out_dir = Path(out_dir)
-    written = []
-    for suffix, text in (
-        (".md", render_markdown(rows, title, preface, out_dir)),
-        (".html", render_html(rows, title)),
-        (".csv", rows.drop(columns=["column"]).to_csv(index=False)),
-    ):
-        path = out_dir / f"{stem}{suffix}"
-        atomic_write(path, text)
-        written.append(path)
-    return written
+    return {out_dir / f"{stem}.md": render_markdown(rows, title, preface, out_dir),
+            out_dir / f"{stem}.html": render_html(rows, title),
+            out_dir / f"{stem}.csv": rows.drop(columns=["column"]).to_csv(index=False)}
+
+
+def write_reports(results: Iterable[Path | dict], out_dir: Path, stem: str = "conformance",
+                  title: str = "TorchRL conformance", preface: list[str] | None = None) -> list[Path]:
+    """Render and write the reports: all of them replaced, or none."""
+    texts = render_reports(results, out_dir, stem, title, preface)
+    replace_all(texts)
+    return list(texts)

@@ -17,7 +17,8 @@ ref is labelled by its resolved commit (``0.14.1+git.1a2b3c4``). Results:
 times); matrix: ``reports/upstream.{md,html,csv}`` (releases across, specs down; the columns of earlier
 runs still in ``reports/upstream/`` are kept, marked with their date, unless ``--only-this-run``), with the sources
 and the timeline of known bugs (``report.py``, ``timeline.py``). Exit code: 0 when every source is conformant to its expectations, 1 otherwise, 2 for
-bad arguments.
+bad arguments, 3 when a source's run was partial (``--pytest-args`` narrowed it or stopped it
+early: no verdict).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from pathlib import Path
 
 from conformance import outcomes
 from conformance.cli import OneLineErrors
+from conformance.plugin.completeness import PARTIAL_EXIT
 from conformance.reporting.results_file import ResultsFileError
 from conformance.reporting.results_file import read as read_results
 from conformance.upstream import extension, not_tested, replay_gate, report
@@ -43,6 +45,7 @@ from conformance.upstream.sources import Source, SourceError, extras_for, parse
 ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / ".nox" / "_upstream"
 REPORTS = ROOT / "reports"
+RUNNER_PARTIAL_EXIT = 3  # a source's run was partial (--pytest-args narrowed it): never a verdict
 BASE_REQUIREMENTS = ["numpy", "scipy", "pandas", "hypothesis", "pytest", "pytest-timeout",
                      "cloudpickle", "packaging", "orjson", "importlib_metadata"]
 
@@ -184,7 +187,7 @@ def run_source(source: Source, label: str, python: str, path: str, expectations:
            "TORCHRL_CONFORMANCE_VERSION_LABEL": label}
     env.pop("TORCHRL_CONFORMANCE_IMPL", None)
     args = [python, "-m", "pytest", "conformance", "--impl", "torchrl", "--results", str(results),
-            "--no-report", "-p", "no:cacheprovider", "-q", "--tb=no", "-rN"]
+            "--no-report", "-p", "no:cacheprovider", "-q", "--tb=no", "-rN", "--require-complete"]
     for file in expectations:
         args += ["--expectations", f"torchrl={file}"]
     if trees_problem:  # the replay specs say why the C++ trees are missing (extension.py)
@@ -195,6 +198,8 @@ def run_source(source: Source, label: str, python: str, path: str, expectations:
 
 def verdict(rows: list[dict], returncode: int | None) -> tuple[bool, str]:
     """(passed, text) of one source, from its rows' ``expected`` field and pytest's exit code."""
+    if returncode == PARTIAL_EXIT:  # narrowed or stopped early: no verdict, whatever the rows say
+        return False, "PARTIAL RUN: not a conformance verdict (see the pytest output above)"
     if not rows:
         return False, "NOT TESTED: the run left no results"
     missing = next((r for r in rows if r["outcome"] == outcomes.NOT_TESTED), None)
@@ -411,6 +416,8 @@ def main(argv=None) -> int:
     for label, text, _ in this_run:
         if not text.startswith("conformant"):
             print(f"torchrl {label}: {text}", file=sys.stderr)
+    if any(text.startswith("PARTIAL RUN") for _, text, _ in this_run):
+        return RUNNER_PARTIAL_EXIT
     return 1 if failed else 0
 
 
