@@ -8,7 +8,6 @@ provides no other area (those specs are "not applicable").
 from __future__ import annotations
 
 import torch
-
 from torchrl.objectives import DiscreteSACLoss as _UpstreamDiscrete
 from torchrl.objectives import SACLoss as _UpstreamSAC
 
