@@ -409,6 +409,92 @@ class PrioritizedReplay(Protocol):
         ...
 
 
+# --------------------------------------------------------------------------------------------
+# Optional capabilities: what the family specs (conformance/test_<area>_family.py) need beyond
+# an area's protocol. Each is a method (and attributes) an area object *may* have; an area
+# without it has those specs reported "not applicable: <impl> does not provide <capability>"
+# (conformance/capabilities.py), one that has it is held to its protocol here. An implementation
+# that has the method but cannot express one case raises NotImplementedError("<why>") as usual.
+# --------------------------------------------------------------------------------------------
+
+
+class TanhNormalScore(Protocol):
+    """§1: the sample-and-score call a SAC actor trains on."""
+
+    def sample_and_score(self, dist: object, *, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """One reparametrised draw from ``dist`` (made by ``make``) with torch's RNG seeded by
+        ``seed``, and the log-density the implementation's actor would train on for it, the way
+        its actor computes it: ``(action, log_prob)``, ``action`` of ``loc``'s shape, ``log_prob``
+        summed over the last dimension (``[*batch]``)."""
+        ...
+
+
+class CompositeEntropy(Protocol):
+    """§2: the entropy a PPO entropy bonus reads from a composite distribution."""
+
+    def entropy(self, heads: dict[str, CompositeHead], *, nested: bool) -> torch.Tensor:
+        """The joint entropy ``[*batch]`` of the composite distribution built from ``heads``
+        (as for :meth:`CompositeLogProb.actor`), summed over the heads and over a Normal head's
+        dimensions. ``nested``: the heads' samples live one level deeper, at
+        ``("agents", "action", h)`` instead of ``("action", h)``."""
+        ...
+
+
+#: the loss classes that share PPO's value clipping, in TorchRL's names
+PPO_LOSS_CLASSES = ("PPOLoss", "ClipPPOLoss", "KLPENPPOLoss", "A2CLoss")
+
+
+class PPOLossFamily(Protocol):
+    """§4: the critic loss of each loss class that takes ``clip_value``."""
+
+    #: the subset of PPO_LOSS_CLASSES the implementation has
+    loss_classes: tuple[str, ...]
+
+    def critic_loss_of(
+        self,
+        loss_class: str,
+        *,
+        value_net: torch.nn.Module,
+        observation: torch.Tensor,
+        old_value: torch.Tensor,
+        returns: torch.Tensor,
+        clip_value: float | bool | None,
+        clip_epsilon: float | tuple[float, float],
+        critic_coeff: float,
+        reschedule_clip_value: float | None,
+    ) -> CriticLoss:
+        """As :meth:`PPOValueClipping.critic_loss`, for the loss class named ``loss_class``
+        (``clip_epsilon`` is ignored by classes without one). ``reschedule_clip_value``: after
+        building the loss, assign ``loss.clip_value = reschedule_clip_value`` (a Python float,
+        as a scheduler does) before evaluating it. A tuple ``clip_epsilon`` is an asymmetric
+        clip range."""
+        ...
+
+
+class PrioritizedSlices(Protocol):
+    """§5: a prioritized buffer that samples slices of trajectories."""
+
+    def slice_buffer(
+        self, *, capacity: int, alpha: float, beta: float, eps: float, slice_len: int,
+        traj_len: int,
+    ) -> PrioritizedBuffer:
+        """An empty buffer of ``capacity`` items sampled as slices of ``slice_len`` consecutive
+        items of one trajectory (PrioritizedSliceSampler-like, in-buffer max tracking on);
+        ``extend(rows)`` writes ``rows`` items whose trajectory id is ``item_id // traj_len``.
+        ``state_dict`` / ``load_state_dict`` hand the library's own checkpoint object over
+        without copying it (the specs check that the buffer does not alias it)."""
+        ...
+
+
+#: area -> capability method -> its protocol (checked by conformance/test_interface.py)
+CAPABILITIES: dict[str, dict[str, type]] = {
+    "tanh_normal_mode": {"sample_and_score": TanhNormalScore},
+    "composite_log_prob": {"entropy": CompositeEntropy},
+    "ppo_value_clipping": {"critic_loss_of": PPOLossFamily},
+    "prioritized_replay": {"slice_buffer": PrioritizedSlices},
+}
+
+
 #: area name -> the protocol its attribute must satisfy (checked by conformance/test_interface.py)
 PROTOCOLS: dict[str, type] = {
     "tanh_normal_mode": TanhNormalMode,

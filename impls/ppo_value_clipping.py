@@ -23,7 +23,10 @@ import numbers
 
 import torch
 from torch.nn import functional as F
+from torchrl.objectives import A2CLoss as _TorchRLA2CLoss
 from torchrl.objectives import ClipPPOLoss as _TorchRLClipPPOLoss
+from torchrl.objectives import KLPENPPOLoss as _TorchRLKLPENPPOLoss
+from torchrl.objectives import PPOLoss as _TorchRLPPOLoss
 
 _DISTANCES = {
     "l2": lambda a, b: F.mse_loss(a, b, reduction="none"),
@@ -131,3 +134,23 @@ class ClipPPOLoss(_TorchRLClipPPOLoss):
         if self._has_critic:
             loss = self.critic_coeff * loss
         return loss, clip_fraction, explained_variance
+
+
+class _ValidatedClipValue:
+    """The other losses that take ``clip_value`` (upstream shares one critic helper among them,
+    which computes Baselines' max since pytorch/rl#2005): the threshold validated as above."""
+
+    def __init__(self, *args, clip_value=None, **kwargs):
+        super().__init__(*args, clip_value=validate_clip_value(clip_value), **kwargs)
+
+
+class PPOLoss(_ValidatedClipValue, _TorchRLPPOLoss):
+    """Drop-in for ``torchrl.objectives.PPOLoss`` (torchrl 0.14), ``clip_value`` validated."""
+
+
+class KLPENPPOLoss(_ValidatedClipValue, _TorchRLKLPENPPOLoss):
+    """Drop-in for ``torchrl.objectives.KLPENPPOLoss`` (torchrl 0.14), ``clip_value`` validated."""
+
+
+class A2CLoss(_ValidatedClipValue, _TorchRLA2CLoss):
+    """Drop-in for ``torchrl.objectives.A2CLoss`` (torchrl 0.14), ``clip_value`` validated."""
