@@ -447,9 +447,6 @@ PPO_LOSS_CLASSES = ("PPOLoss", "ClipPPOLoss", "KLPENPPOLoss", "A2CLoss")
 class PPOLossFamily(Protocol):
     """§4: the critic loss of each loss class that takes ``clip_value``."""
 
-    #: the subset of PPO_LOSS_CLASSES the implementation has
-    loss_classes: tuple[str, ...]
-
     def critic_loss_of(
         self,
         loss_class: str,
@@ -463,8 +460,8 @@ class PPOLossFamily(Protocol):
         critic_coeff: float,
         reschedule_clip_value: float | None,
     ) -> CriticLoss:
-        """As :meth:`PPOValueClipping.critic_loss`, for the loss class named ``loss_class``
-        (``clip_epsilon`` is ignored by classes without one). ``reschedule_clip_value``: after
+        """As :meth:`PPOValueClipping.critic_loss`, for the loss class named ``loss_class`` (one
+        of PPO_LOSS_CLASSES; ``clip_epsilon`` is ignored by classes without one). ``reschedule_clip_value``: after
         building the loss, assign ``loss.clip_value = reschedule_clip_value`` (a Python float,
         as a scheduler does) before evaluating it. A tuple ``clip_epsilon`` is an asymmetric
         clip range."""

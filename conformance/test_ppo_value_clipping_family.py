@@ -46,14 +46,6 @@ def family(request, impl, ppo_value_clipping):
                                 "critic_loss_of")
 
 
-def _has(family, loss_class: str) -> None:
-    if loss_class not in family.loss_classes:
-        raise AssertionError(message(
-            f"{loss_class} is not among the implementation's loss classes",
-            params={"loss_class": loss_class}, expected=loss_class,
-            actual=family.loss_classes))
-
-
 def _fail_with_family(exc: AssertionError, loss_class: str, extra: str) -> AssertionError:
     return AssertionError(f"{exc}\n  family: {loss_class}: {extra}")
 
@@ -66,7 +58,6 @@ _classes = pytest.mark.parametrize("loss_class", PPO_LOSS_CLASSES)
 def test_every_loss_class_clips_like_baselines(family, loss_class, c):
     """Each loss class with ``clip_value=c``: loss, gradient and clip fraction equal the
     Baselines oracle (the same helper serves them all, so all must agree)."""
-    _has(family, loss_class)
     v, old, R = _seeded_batch(seed=11)
     try:
         check_against_baselines(LossClassView(family, loss_class), v, old, R, c=c,
@@ -82,7 +73,6 @@ def test_every_loss_class_clips_like_baselines(family, loss_class, c):
 def test_rescheduled_clip_value_takes_effect(family, loss_class, first, then):
     """Built with ``clip_value=first``, then ``loss.clip_value = then`` (a Python float, as a
     scheduler assigns it): the next evaluation clips at ``then``."""
-    _has(family, loss_class)
     v, old, R = _seeded_batch(seed=12)
     view = LossClassView(family, loss_class, reschedule=then)
     params = {"loss_class": loss_class, "built with": first, "rescheduled to": then,
@@ -117,7 +107,6 @@ def _stale(view, v, old, R, first) -> bool:
 def test_tuple_clip_epsilon_with_clip_value_true_is_refused(family):
     """``ClipPPOLoss(clip_epsilon=(0.1, 0.3), clip_value=True)``: no single value threshold
     follows from an asymmetric range; the loss must refuse (ValueError or TypeError)."""
-    _has(family, "ClipPPOLoss")
     v, old, R = _seeded_batch(seed=13, size=8)
     view = LossClassView(family, "ClipPPOLoss")
     params = {"loss_class": "ClipPPOLoss", "clip_epsilon": (0.1, 0.3), "clip_value": True}
@@ -136,7 +125,6 @@ def test_tuple_clip_epsilon_with_clip_value_true_is_refused(family):
 def test_clip_value_off_is_the_plain_squared_error(family, loss_class):
     """Without ``clip_value`` the other classes give the unclipped critic loss (the family
     specs above would pass on a loss that always clips at c only by luck: here v moves far)."""
-    _has(family, loss_class)
     v, old, R = _seeded_batch(seed=14, spread=5.0)
     loss, _, _ = run_critic(LossClassView(family, loss_class), v, old, R, clip_value=None)
     expected = family.critic_scale * 0.5 * float(np.mean((np.asarray(v) - np.asarray(R)) ** 2))

@@ -99,7 +99,6 @@ class PPOLossFamilyCritic(ClipPPOCritic):
         super().__init__(loss_cls)
         self.family = {name: ClipPPOCritic(cls, takes_clip_epsilon=name == "ClipPPOLoss")
                        for name, cls in family.items()}
-        self.loss_classes = tuple(self.family)
 
     def critic_loss_of(self, loss_class, *, value_net, observation, old_value, returns,
                        clip_value, clip_epsilon, critic_coeff,
