@@ -429,14 +429,27 @@ class TanhNormalScore(Protocol):
         ...
 
 
-class CompositeEntropy(Protocol):
-    """§2: the entropy a PPO entropy bonus reads from a composite distribution."""
+class CompositePPOChanged(Protocol):
+    """§2: the PPO importance ratio after the policy changed."""
 
-    def entropy(self, heads: dict[str, CompositeHead], *, nested: bool) -> torch.Tensor:
-        """The joint entropy ``[*batch]`` of the composite distribution built from ``heads``
-        (as for :meth:`CompositeLogProb.actor`), summed over the heads and over a Normal head's
-        dimensions. ``nested``: the heads' samples live one level deeper, at
-        ``("agents", "action", h)`` instead of ``("action", h)``."""
+    def ppo_step_changed(
+        self, heads: dict[str, CompositeHead], new_heads: dict[str, CompositeHead], *,
+        advantage: torch.Tensor, clip_epsilon: float, seed: int,
+    ) -> CompositePPOStep:
+        """As :meth:`CompositeLogProb.ppo_step` (no trailing singleton), but the loss is
+        evaluated for the policy of ``new_heads`` (same names, kinds and shapes) on the data
+        collected with ``heads``."""
+        ...
+
+
+class CompositeEntropy(Protocol):
+    """§2: PPO's entropy bonus on a composite policy."""
+
+    def entropy_loss(self, heads: dict[str, CompositeHead], *, coeff: float | dict[str, float],
+                     seed: int) -> float:
+        """``loss_entropy`` of the clipped PPO loss of :meth:`CompositeLogProb.ppo_step` with
+        the entropy bonus on and ``entropy_coeff`` ``coeff``: one value for the summed entropy
+        of the heads, or one per head name."""
         ...
 
 
@@ -486,7 +499,8 @@ class PrioritizedSlices(Protocol):
 #: area -> capability method -> its protocol (checked by conformance/test_interface.py)
 CAPABILITIES: dict[str, dict[str, type]] = {
     "tanh_normal_mode": {"sample_and_score": TanhNormalScore},
-    "composite_log_prob": {"entropy": CompositeEntropy},
+    "composite_log_prob": {"ppo_step_changed": CompositePPOChanged,
+                           "entropy_loss": CompositeEntropy},
     "ppo_value_clipping": {"critic_loss_of": PPOLossFamily},
     "prioritized_replay": {"slice_buffer": PrioritizedSlices},
 }
