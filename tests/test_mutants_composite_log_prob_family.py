@@ -3,6 +3,8 @@ with messages naming their bug, and pass what they do not break."""
 
 import pytest
 
+from tests.family_mutants import all_pass, assert_fails_naming, run_mutants
+
 SPEC = "conformance/test_composite_log_prob_family.py"
 MODULE = "tests.mutants.composite_log_prob_family"
 
@@ -19,31 +21,17 @@ MUTANTS = {
 
 @pytest.fixture(scope="module")
 def mutant_run(tmp_path_factory):
-    from tests.conftest import run_suite
-
-    impls = ",".join(f"{MODULE}:{name}" for name in MUTANTS)
-    return run_suite(tmp_path_factory.mktemp("composite_family_mutants"), SPEC, "--impl", impls,
-                     "--no-report", "--expectations", "none")
+    return run_mutants(tmp_path_factory.mktemp("composite_family_mutants"), SPEC, MODULE, MUTANTS)
 
 
 @pytest.mark.parametrize("mutant", list(MUTANTS))
 def test_mutant_fails_the_family_specs(mutant_run, mutant):
     bug, spec, minimum = MUTANTS[mutant]
-    assert mutant_run.returncode == 1, mutant_run.output[-3000:]
-    failing = [r for r in mutant_run.rows(implementation=mutant) if r["outcome"] == "fail"]
-    naming = [r for r in failing if bug in r["message"] and spec in r["nodeid"]]
-    assert len(naming) >= minimum, (
-        f"{mutant}: expected >= {minimum} failures of {spec} naming {bug!r}, got "
-        f"{len(naming)} of {len(failing)}:\n"
-        + "\n".join(f"{r['nodeid']}: {r['message'][:300]}" for r in failing))
+    assert_fails_naming(mutant_run, mutant, bug=bug, spec=spec, minimum=minimum)
 
 
 def test_mutants_pass_what_they_do_not_break(mutant_run):
-    rows = mutant_run.rows
     for mutant in ("ENTROPY_ELEMENTWISE", "ENTROPY_TOP_LEVEL_KEYS"):
-        ratio = [r for r in rows(implementation=mutant) if "ratio" in r["nodeid"]]
-        assert ratio and all(r["outcome"] == "pass" for r in ratio), mutant
-        one = [r for r in rows(implementation=mutant) if "coeff=one" in r["nodeid"]]
-        assert one and all(r["outcome"] == "pass" for r in one), mutant
-    entropy = [r for r in rows(implementation="LOG_WEIGHTS_AVERAGED") if "entropy" in r["nodeid"]]
-    assert entropy and all(r["outcome"] == "pass" for r in entropy)
+        assert all_pass(mutant_run, mutant, "ratio"), mutant
+        assert all_pass(mutant_run, mutant, "coeff=one"), mutant
+    assert all_pass(mutant_run, "LOG_WEIGHTS_AVERAGED", "entropy")

@@ -3,6 +3,8 @@ with messages naming their bug, and pass what they do not break."""
 
 import pytest
 
+from tests.family_mutants import all_pass, assert_fails_naming, run_mutants
+
 SPEC = "conformance/test_prioritized_replay_family.py"
 MODULE = "tests.mutants.prioritized_replay_family"
 
@@ -17,27 +19,15 @@ MUTANTS = {
 
 @pytest.fixture(scope="module")
 def mutant_run(tmp_path_factory):
-    from tests.conftest import run_suite
-
-    impls = ",".join(f"{MODULE}:{name}" for name in MUTANTS)
-    return run_suite(tmp_path_factory.mktemp("per_family_mutants"), SPEC, "--impl", impls,
-                     "--no-report", "--expectations", "none")
+    return run_mutants(tmp_path_factory.mktemp("per_family_mutants"), SPEC, MODULE, MUTANTS)
 
 
 @pytest.mark.parametrize("mutant", list(MUTANTS))
 def test_mutant_fails_the_family_specs(mutant_run, mutant):
     bug, spec, minimum = MUTANTS[mutant]
-    assert mutant_run.returncode == 1, mutant_run.output[-3000:]
-    failing = [r for r in mutant_run.rows(implementation=mutant) if r["outcome"] == "fail"]
-    naming = [r for r in failing if bug in r["message"] and spec in r["nodeid"]]
-    assert len(naming) >= minimum, (
-        f"{mutant}: expected >= {minimum} failures of {spec} naming {bug!r}, got "
-        f"{len(naming)} of {len(failing)}:\n"
-        + "\n".join(f"{r['nodeid']}: {r['message'][:300]}" for r in failing))
+    assert_fails_naming(mutant_run, mutant, bug=bug, spec=spec, minimum=minimum)
 
 
 def test_aliasing_mutant_passes_the_round_trips(mutant_run):
     """Nothing writes to a loaded buffer in the round-trip specs: aliasing cannot show there."""
-    rows = [r for r in mutant_run.rows(implementation="LOAD_ALIASES_CHECKPOINT")
-            if "round-trips" in r["nodeid"]]
-    assert rows and all(r["outcome"] == "pass" for r in rows)
+    assert all_pass(mutant_run, "LOAD_ALIASES_CHECKPOINT", "round-trips")

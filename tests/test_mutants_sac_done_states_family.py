@@ -3,6 +3,8 @@ with messages naming their bug, and pass what they do not break."""
 
 import pytest
 
+from tests.family_mutants import all_pass, assert_fails_naming, run_mutants
+
 SPEC = "conformance/test_sac_done_states_family.py"
 MODULE = "tests.mutants.sac_done_states"
 
@@ -19,33 +21,19 @@ MUTANTS = {
 
 @pytest.fixture(scope="module")
 def mutant_run(tmp_path_factory):
-    from tests.conftest import run_suite
-
-    impls = ",".join(f"{MODULE}:{name}" for name in MUTANTS)
-    return run_suite(tmp_path_factory.mktemp("sac_family_mutants"), SPEC, "--impl", impls,
-                     "--no-report", "--expectations", "none")
+    return run_mutants(tmp_path_factory.mktemp("sac_family_mutants"), SPEC, MODULE, MUTANTS)
 
 
 @pytest.mark.parametrize("mutant", list(MUTANTS))
 def test_mutant_fails_the_family_specs(mutant_run, mutant):
     bug, spec, minimum = MUTANTS[mutant]
-    assert mutant_run.returncode == 1, mutant_run.output[-3000:]
-    failing = [r for r in mutant_run.rows(implementation=mutant) if r["outcome"] == "fail"]
-    naming = [r for r in failing if bug in r["message"] and spec in r["nodeid"]]
-    assert len(naming) >= minimum, (
-        f"{mutant}: expected >= {minimum} failures of {spec} naming {bug!r}, got "
-        f"{len(naming)} of {len(failing)}:\n"
-        + "\n".join(f"{r['nodeid']}: {r['message'][:300]}" for r in failing))
+    assert_fails_naming(mutant_run, mutant, bug=bug, spec=spec, minimum=minimum)
 
 
 def test_mutants_pass_what_they_do_not_break(mutant_run):
     """The skip-path mutant passes with the flag off; the masked-action mutants pass the
     ensemble specs; the ensemble mutant passes the masked-action specs."""
-    rows = mutant_run.rows
-    assert all(r["outcome"] == "pass" for r in rows(implementation="MASKED_ACTION_SKIP_NAN")
-               if "skip=False" in r["nodeid"])
+    assert all_pass(mutant_run, "MASKED_ACTION_SKIP_NAN", "skip=False")
     for mutant in ("MASKED_ACTION_ACTOR_NAN", "MASKED_ACTION_SKIP_NAN"):
-        ens = [r for r in rows(implementation=mutant) if "more_than_two" in r["nodeid"]]
-        assert ens and all(r["outcome"] == "pass" for r in ens), mutant
-    masked = [r for r in rows(implementation="FIRST_TWO_QVALUE_NETS") if "masked" in r["nodeid"]]
-    assert masked and all(r["outcome"] == "pass" for r in masked)
+        assert all_pass(mutant_run, mutant, "more_than_two"), mutant
+    assert all_pass(mutant_run, "FIRST_TWO_QVALUE_NETS", "masked")
