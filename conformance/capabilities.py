@@ -20,8 +20,9 @@ def require(request, impl, area: str, area_obj: object, method: str) -> object:
     protocol = CAPABILITIES[area][method]
     if not callable(getattr(area_obj, method, None)):
         request.node.stash[keys.SKIP_OUTCOME] = outcomes.NOT_APPLICABLE
+        what = protocol.__doc__.strip().splitlines()[0].replace("``", "").rstrip(".")
         pytest.skip(f"{outcomes.NOT_APPLICABLE_REASON}: {impl.id}'s {area} area does not "
-                    f"provide {method}() ({protocol.__doc__.strip().splitlines()[0]})")
+                    f"provide {method}() ({what})")
     found = problems(area_obj, protocol)
     if found:
         request.node.stash[keys.SKIP_OUTCOME] = outcomes.NOT_TESTED
