@@ -48,7 +48,7 @@ def _loc(magnitude: float, seed: int) -> torch.Tensor:
 
 
 @pytest.mark.parametrize("bounds", [(-1.0, 1.0), (0.0, 4.0)], ids=lambda b: f"bounds={b}")
-@pytest.mark.parametrize("magnitude", [0.5, 4.0, 9.0, 15.0], ids=lambda m: f"|loc|={m}")
+@pytest.mark.parametrize("magnitude", [0.5, 4.0, 9.0, 15.0], ids=lambda m: f"abs_loc={m}")
 def test_score_of_a_draw_is_the_score_of_its_pre_tanh_value(scoring, magnitude, bounds):
     """float32 TanhNormal with |loc| from 0.5 (no saturation) to 15 (tanh(x) == 1 in float32),
     scale 0.05: the score the actor trains on lies within the closed-form bounds of the

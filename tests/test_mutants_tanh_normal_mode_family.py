@@ -11,5 +11,5 @@ def test_rounded_action_score_is_caught(suite):
     run = suite(SPEC, "--impl", IMPL, "--no-report", "--expectations", "none")
     assert_mutant_caught(run, SPEC, bug="the score was computed from the rounded action",
                          min_failures=2)
-    unsaturated = [r for r in run.rows() if "|loc|=0.5" in r["nodeid"]]
+    unsaturated = [r for r in run.rows() if "abs_loc=0.5" in r["nodeid"]]
     assert unsaturated and all(r["outcome"] == "pass" for r in unsaturated)
