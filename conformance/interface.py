@@ -409,6 +409,103 @@ class PrioritizedReplay(Protocol):
         ...
 
 
+# --------------------------------------------------------------------------------------------
+# Optional capabilities: what the family specs (conformance/test_<area>_family.py) need beyond
+# an area's protocol. Each is a method (and attributes) an area object *may* have; an area
+# without it has those specs reported "not applicable: <impl> does not provide <capability>"
+# (conformance/capabilities.py), one that has it is held to its protocol here. An implementation
+# that has the method but cannot express one case raises NotImplementedError("<why>") as usual.
+# --------------------------------------------------------------------------------------------
+
+
+class TanhNormalScore(Protocol):
+    """§1: the sample-and-score call a SAC actor trains on."""
+
+    def sample_and_score(self, dist: object, *, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """One reparametrised draw from ``dist`` (made by ``make``) with torch's RNG seeded by
+        ``seed``, and the log-density the implementation's actor would train on for it, the way
+        its actor computes it: ``(action, log_prob)``, ``action`` of ``loc``'s shape, ``log_prob``
+        summed over the last dimension (``[*batch]``)."""
+        ...
+
+
+class CompositePPOChanged(Protocol):
+    """§2: the PPO importance ratio after the policy changed."""
+
+    def ppo_step_changed(
+        self, heads: dict[str, CompositeHead], new_heads: dict[str, CompositeHead], *,
+        advantage: torch.Tensor, clip_epsilon: float, seed: int,
+    ) -> CompositePPOStep:
+        """As :meth:`CompositeLogProb.ppo_step` (no trailing singleton), but the loss is
+        evaluated for the policy of ``new_heads`` (same names, kinds and shapes) on the data
+        collected with ``heads``."""
+        ...
+
+
+class CompositeEntropy(Protocol):
+    """§2: PPO's entropy bonus on a composite policy."""
+
+    def entropy_loss(self, heads: dict[str, CompositeHead], *, coeff: float | dict[str, float],
+                     seed: int) -> float:
+        """``loss_entropy`` of the clipped PPO loss of :meth:`CompositeLogProb.ppo_step` with
+        the entropy bonus on and ``entropy_coeff`` ``coeff``: one value for the summed entropy
+        of the heads, or one per head name."""
+        ...
+
+
+#: the loss classes that share PPO's value clipping, in TorchRL's names
+PPO_LOSS_CLASSES = ("PPOLoss", "ClipPPOLoss", "KLPENPPOLoss", "A2CLoss")
+
+
+class PPOLossFamily(Protocol):
+    """§4: the critic loss of each loss class that takes ``clip_value``."""
+
+    def critic_loss_of(
+        self,
+        loss_class: str,
+        *,
+        value_net: torch.nn.Module,
+        observation: torch.Tensor,
+        old_value: torch.Tensor,
+        returns: torch.Tensor,
+        clip_value: float | bool | None,
+        clip_epsilon: float | tuple[float, float],
+        critic_coeff: float,
+        reschedule_clip_value: float | None,
+    ) -> CriticLoss:
+        """As :meth:`PPOValueClipping.critic_loss`, for the loss class named ``loss_class`` (one
+        of PPO_LOSS_CLASSES; ``clip_epsilon`` is ignored by classes without one). ``reschedule_clip_value``: after
+        building the loss, assign ``loss.clip_value = reschedule_clip_value`` (a Python float,
+        as a scheduler does) before evaluating it. A tuple ``clip_epsilon`` is an asymmetric
+        clip range."""
+        ...
+
+
+class PrioritizedSlices(Protocol):
+    """§5: a prioritized buffer that samples slices of trajectories."""
+
+    def slice_buffer(
+        self, *, capacity: int, alpha: float, beta: float, eps: float, slice_len: int,
+        traj_len: int,
+    ) -> PrioritizedBuffer:
+        """An empty buffer of ``capacity`` items sampled as slices of ``slice_len`` consecutive
+        items of one trajectory (PrioritizedSliceSampler-like, in-buffer max tracking on);
+        ``extend(rows)`` writes ``rows`` items whose trajectory id is ``item_id // traj_len``.
+        ``state_dict`` / ``load_state_dict`` hand the library's own checkpoint object over
+        without copying it (the specs check that the buffer does not alias it)."""
+        ...
+
+
+#: area -> capability method -> its protocol (checked by conformance/test_interface.py)
+CAPABILITIES: dict[str, dict[str, type]] = {
+    "tanh_normal_mode": {"sample_and_score": TanhNormalScore},
+    "composite_log_prob": {"ppo_step_changed": CompositePPOChanged,
+                           "entropy_loss": CompositeEntropy},
+    "ppo_value_clipping": {"critic_loss_of": PPOLossFamily},
+    "prioritized_replay": {"slice_buffer": PrioritizedSlices},
+}
+
+
 #: area name -> the protocol its attribute must satisfy (checked by conformance/test_interface.py)
 PROTOCOLS: dict[str, type] = {
     "tanh_normal_mode": TanhNormalMode,

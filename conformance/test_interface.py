@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import pytest
 
+from conformance import outcomes
 from conformance._assertions import message
 from conformance.areas import AREAS, NUMBER
 from conformance.conftest import area_status
-from conformance.interface import PROTOCOLS, PrioritizedBuffer
+from conformance.interface import CAPABILITIES, PROTOCOLS, PrioritizedBuffer
 from conformance.interface_check import describe, problems
+from conformance.plugin import keys
 
 
 def _fail_if(found: list[str], impl, area: str, protocol: type) -> None:
@@ -41,3 +43,21 @@ def test_prioritized_buffer_satisfies_its_protocol(impl, request):
         pytest.skip("the area itself does not satisfy its protocol (see the test above)")
     buffer = status.obj.buffer(capacity=4, alpha=0.6, beta=0.4, eps=1e-3)
     _fail_if(problems(buffer, PrioritizedBuffer), impl, "prioritized_replay", PrioritizedBuffer)
+
+
+_CAPABILITIES = [(a, m) for a, methods in CAPABILITIES.items() for m in methods]
+
+
+@pytest.mark.parametrize("area,method", _CAPABILITIES, ids=lambda x: x)
+def test_capability_satisfies_its_protocol(impl, area, method, request):
+    """An optional capability (``conformance.interface.CAPABILITIES``) that an area provides
+    satisfies its protocol; one it does not provide makes the family specs not applicable."""
+    status = area_status(request, impl, area)
+    if status.problems:
+        pytest.skip("the area itself does not satisfy its protocol (see the test above)")
+    if not callable(getattr(status.obj, method, None)):
+        request.node.stash[keys.SKIP_OUTCOME] = outcomes.NOT_APPLICABLE
+        pytest.skip(f"{outcomes.NOT_APPLICABLE_REASON}: {impl.id}'s {area} area does not "
+                    f"provide {method}()")
+    protocol = CAPABILITIES[area][method]
+    _fail_if(problems(status.obj, protocol), impl, area, protocol)

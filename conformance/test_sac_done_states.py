@@ -149,16 +149,17 @@ class FixedBatchActor(torch.nn.Module):
         return self.inner(observation)
 
 
-def networks(kind: str, seed: int = 0, wrap=None) -> tuple[SACNetworks, torch.nn.Module]:
+def networks(kind: str, seed: int = 0, wrap=None,
+             n_qvalues: int = 2) -> tuple[SACNetworks, torch.nn.Module]:
     """Seeded float64 networks; returns them and the bare actor (for the oracle)."""
     torch.manual_seed(seed)
     if kind == "continuous":
         actor = GaussianActor().double()
-        qvalues = [ContinuousQ().double() for _ in range(2)]
+        qvalues = [ContinuousQ().double() for _ in range(n_qvalues)]
         outputs, dist = ("loc", "scale", "noise"), NoisyNormal
     else:
         actor = _mlp(F, NA).double()
-        qvalues = [_mlp(F, NA).double() for _ in range(2)]
+        qvalues = [_mlp(F, NA).double() for _ in range(n_qvalues)]
         outputs, dist = ("logits",), torch.distributions.OneHotCategorical
     given = wrap(actor) if wrap else actor
     return SACNetworks(kind, given, outputs, dist, qvalues), actor

@@ -14,6 +14,9 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "ClipPPOLoss": "impls.ppo_value_clipping",
+    "PPOLoss": "impls.ppo_value_clipping",
+    "KLPENPPOLoss": "impls.ppo_value_clipping",
+    "A2CLoss": "impls.ppo_value_clipping",
     "clipped_value_loss": "impls.ppo_value_clipping",
     "CompositeDistribution": "impls.composite_log_prob",
     "ProbabilisticActor": "impls.composite_log_prob",

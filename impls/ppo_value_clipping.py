@@ -22,8 +22,12 @@ import math
 import numbers
 
 import torch
+from tensordict import is_tensor_collection
 from torch.nn import functional as F
+from torchrl.objectives import A2CLoss as _TorchRLA2CLoss
 from torchrl.objectives import ClipPPOLoss as _TorchRLClipPPOLoss
+from torchrl.objectives import KLPENPPOLoss as _TorchRLKLPENPPOLoss
+from torchrl.objectives import PPOLoss as _TorchRLPPOLoss
 
 _DISTANCES = {
     "l2": lambda a, b: F.mse_loss(a, b, reduction="none"),
@@ -85,6 +89,14 @@ class ClipPPOLoss(_TorchRLClipPPOLoss):
     def __init__(self, *args, clip_value=None, **kwargs):
         super().__init__(*args, clip_value=validate_clip_value(clip_value), **kwargs)
 
+    def _weighted_loss_entropy(self, entropy):
+        """Per-head coefficients (composite policies): upstream weights each head's entropy
+        as it comes, so a Normal head's element-wise entropy is broadcast against the other
+        heads' instead of being summed over its dimensions first."""
+        if self._entropy_coeff_map is None or not is_tensor_collection(entropy):
+            return super()._weighted_loss_entropy(entropy)
+        return _head_entropy_loss(entropy, self._entropy_coeff_map, entropy.batch_dims)
+
     def loss_critic(self, tensordict):
         if self.separate_losses:
             tensordict = tensordict.detach()
@@ -131,3 +143,39 @@ class ClipPPOLoss(_TorchRLClipPPOLoss):
         if self._has_critic:
             loss = self.critic_coeff * loss
         return loss, clip_fraction, explained_variance
+
+
+def _head_entropy_loss(entropy, coeff_map, batch_dims: int) -> torch.Tensor:
+    """``-sum_h c_h H_h`` with each head's entropy summed over its own dimensions first."""
+    total = None
+    for key, head in entropy.items(include_nested=True, leaves_only=True):
+        try:
+            coeff = coeff_map[key]
+        except KeyError as exc:
+            raise KeyError(f"no entropy coefficient for head {key!r}; coefficients are keyed "
+                           f"by the full key of the head's entropy: {sorted(coeff_map)}") from exc
+        if head.ndim > batch_dims:
+            head = head.flatten(batch_dims).sum(-1)
+        term = -torch.as_tensor(coeff, dtype=head.dtype, device=head.device) * head
+        total = term if total is None else total + term
+    return total
+
+
+class _ValidatedClipValue:
+    """The other losses that take ``clip_value`` (upstream shares one critic helper among them,
+    which computes Baselines' max since pytorch/rl#2005): the threshold validated as above."""
+
+    def __init__(self, *args, clip_value=None, **kwargs):
+        super().__init__(*args, clip_value=validate_clip_value(clip_value), **kwargs)
+
+
+class PPOLoss(_ValidatedClipValue, _TorchRLPPOLoss):
+    """Drop-in for ``torchrl.objectives.PPOLoss`` (torchrl 0.14), ``clip_value`` validated."""
+
+
+class KLPENPPOLoss(_ValidatedClipValue, _TorchRLKLPENPPOLoss):
+    """Drop-in for ``torchrl.objectives.KLPENPPOLoss`` (torchrl 0.14), ``clip_value`` validated."""
+
+
+class A2CLoss(_ValidatedClipValue, _TorchRLA2CLoss):
+    """Drop-in for ``torchrl.objectives.A2CLoss`` (torchrl 0.14), ``clip_value`` validated."""

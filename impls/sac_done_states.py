@@ -139,6 +139,22 @@ class DiscreteSACLoss(_SkipTerminal, _TorchRLDiscreteSACLoss):
             next_value = expected_q - self._alpha * neg_entropy
             return self._bootstrap(tensordict, next_value, mask)
 
+    def actor_loss(self, tensordict: TensorDictBase) -> tuple[torch.Tensor, dict]:
+        """Upstream's exact expectation over the actions, with 0 log 0 = 0: a masked action
+        (logit -inf, probability 0) contributes nothing, where upstream's ``p * logits`` gives
+        ``0 * -inf = NaN`` in the loss and its gradients."""
+        weights = self._maybe_get_priority_weight(tensordict)
+        with self.actor_network_params.to_module(self.actor_network, preserve_module_state=False):
+            dist = self.actor_network.get_dist(tensordict.clone(False))
+        prob = dist.probs
+        log_prob = torch.where(prob > 0, dist.logits, torch.zeros_like(prob))
+        td_q = tensordict.select(*self.qvalue_network.in_keys, strict=False)
+        td_q = self._vmap_qnetworkN0(td_q, self._cached_detached_qvalue_params)
+        min_q = td_q.get(self.tensor_keys.action_value).min(0)[0]
+        loss = (prob * (self._alpha * log_prob - min_q)).sum(-1)
+        loss = self._reduce_loss(loss, tensordict=tensordict, weights=weights)
+        return loss, {"log_prob": (log_prob * prob).sum(-1).detach()}
+
 
 def _declare_out_keys_property(cls) -> None:
     """tensordict turns a class-level ``out_keys`` list into a property the first time *that*

@@ -258,3 +258,46 @@ def diagnose_ratio(ratio, heads: Mapping, stored_actions: Mapping) -> str | None
                 hits.append(name)
                 break
     return hits[0] if len(hits) == 1 else None
+
+
+# ------------------------------------------------------------------ PPO terms (§2 family)
+
+def head_entropy(kind: str, params: Mapping) -> torch.Tensor:
+    """One head's entropy ``[*batch]`` in float64: ``-sum_a p log p`` (0 log 0 = 0) for a
+    categorical head, ``sum_d (1/2 + log(2 pi)/2 + log s_d)`` for an element-wise Normal."""
+    if kind == "categorical":
+        z = _f64(params["logits"])
+        log_p = z - torch.logsumexp(z, dim=-1, keepdim=True)
+        return -torch.special.xlogy(log_p.exp(), log_p.exp()).sum(-1)
+    if kind == "normal":
+        return (0.5 + _LOG_SQRT_2PI + torch.log(_f64(params["scale"]))).sum(-1)
+    raise ValueError(f"oracle: unknown head kind {kind!r}")
+
+
+def entropy_loss(heads: Mapping, coeff) -> float:
+    """PPO's entropy term ``-mean_batch sum_h c_h H_h`` (``coeff`` one value or one per head)."""
+    c = coeff if isinstance(coeff, Mapping) else {h: coeff for h in heads}
+    return -float(sum(c[h] * head_entropy(heads[h].kind, heads[h].params) for h in heads).mean())
+
+
+def clipped_objective(ratio, advantage, clip_epsilon: float) -> float:
+    """``loss_objective`` of clipped PPO: ``-mean(min(r A, clip(r, 1 - e, 1 + e) A))``."""
+    r = _f64(ratio)
+    a = _f64(advantage).reshape(r.shape)
+    clipped = r.clamp(1.0 - clip_epsilon, 1.0 + clip_epsilon)
+    return -float(torch.minimum(r * a, clipped * a).mean())
+
+
+def entropy_loss_broadcast(heads: Mapping, coeff) -> float:
+    """Known-wrong, for diagnosis only: each head's entropy kept element-wise (a categorical
+    head's as ``[*batch, 1]``, a Normal head's ``[*batch, d]``), weighted, broadcast together
+    and averaged, so a Normal head's entropy is averaged over ``d`` instead of summed."""
+    c = coeff if isinstance(coeff, Mapping) else {h: coeff for h in heads}
+    total = 0.0
+    for h, head in heads.items():
+        if head.kind == "normal":
+            elementwise = 0.5 + _LOG_SQRT_2PI + torch.log(_f64(head.params["scale"]))
+        else:
+            elementwise = head_entropy(head.kind, head.params).unsqueeze(-1)
+        total = total + c[h] * elementwise
+    return -float(total.mean())

@@ -80,9 +80,13 @@ def _continuous_draw(actor, obs):
 
 
 def _discrete_policy(actor, obs):
+    """Probabilities and log-probabilities, with 0 log 0 = 0: a masked action (logit -inf) has
+    p = 0 and contributes nothing to an expectation, its log-prob is set to 0 (not -inf, whose
+    product with p = 0 is NaN, in the values and in the gradients)."""
     logits = actor(obs)
     log_p = logits - torch.logsumexp(logits, -1, keepdim=True)
-    return log_p.exp(), log_p
+    p = log_p.exp()
+    return p, torch.where(p > 0, log_p, torch.zeros_like(log_p))
 
 
 # ---------------------------------------------------------------- next-state values V(s')

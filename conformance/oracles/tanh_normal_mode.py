@@ -262,3 +262,38 @@ def diagnose(actual, expected: Modes, mu, *, low=-1.0, high=1.0, tol: float,
     named.sort(key=lambda item: -item[0])
     return "; ".join(f"{name} ({k} of {n_bad} failing element{'s' if n_bad > 1 else ''})"
                      for k, name in named)
+
+
+# ---------------------------------------------------------------- the score of a draw
+
+
+def _log_abs_dtanh(x: np.ndarray) -> np.ndarray:
+    """log(1 - tanh(x)^2) = log 4 - 2|x| - 2 log(1 + exp(-2|x|)), exact for any |x|."""
+    a = np.abs(x)
+    return np.log(4.0) - 2.0 * a - 2.0 * np.log1p(np.exp(-2.0 * a))
+
+
+def score_bounds(mu, scale, *, low: float, high: float, z_max: float) -> tuple[np.ndarray,
+                                                                                 np.ndarray]:
+    """Bounds on log p(y) of Y = c + r tanh(X), X ~ Normal(mu, scale^2), summed over the last
+    dimension, for every pre-tanh draw x within ``z_max`` standard deviations of ``mu``:
+
+        log p(y) = log N(x; mu, scale) - log r - log(1 - tanh(x)^2)
+
+    The first term lies in [-log(scale sqrt(2 pi)) - z_max^2 / 2, -log(scale sqrt(2 pi))], the
+    last is monotone in |x|, so its extremes sit at the ends of the interval or at x = 0. The
+    score of a draw scored at its own pre-tanh value lies within these bounds whatever the
+    draw; a score computed from the rounded action (tanh(x) = 1 in float32 from |x| ~ 9) does
+    not."""
+    mu = np.asarray(mu, dtype=np.float64)
+    s = np.asarray(scale, dtype=np.float64)
+    r = (high - low) / 2.0
+    lo_x, hi_x = mu - z_max * s, mu + z_max * s
+    far = np.maximum(np.abs(lo_x), np.abs(hi_x))
+    near = np.where((lo_x <= 0) & (hi_x >= 0), 0.0, np.minimum(np.abs(lo_x), np.abs(hi_x)))
+    log_n_max = -np.log(s) - 0.5 * np.log(2.0 * np.pi)
+    log_n_min = log_n_max - 0.5 * z_max**2
+    # -log(1 - tanh(x)^2) grows with |x|: smallest at the nearest point to 0, largest farthest
+    lower = log_n_min - np.log(r) - _log_abs_dtanh(near)
+    upper = log_n_max - np.log(r) - _log_abs_dtanh(far)
+    return lower.sum(-1), upper.sum(-1)

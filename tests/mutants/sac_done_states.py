@@ -7,6 +7,7 @@ provides no other area (those specs are "not applicable").
 
 from __future__ import annotations
 
+import torch
 from torchrl.objectives import DiscreteSACLoss as _UpstreamDiscrete
 from torchrl.objectives import SACLoss as _UpstreamSAC
 
@@ -88,3 +89,49 @@ MASKING_ALWAYS_ON = _impl("masking-always-on", AlwaysMaskingSAC, AlwaysMaskingDi
 FLAG_IGNORED = _impl("flag-ignored", FlagIgnoredSAC, FlagIgnoredDiscreteSAC)
 MASK_BROADCAST_WRONGLY = _impl("mask-broadcast-wrongly", RowMaskSAC, RowMaskDiscreteSAC)
 TRUNCATION_AS_TERMINATION = _impl("truncation-as-termination", DoneMaskSAC, DoneMaskDiscreteSAC)
+
+
+# --------------------------------------------------------------------- the §3 family mutants
+# (conformance/test_sac_done_states_family.py)
+
+
+# TorchRL 0.14.1's discrete actor loss put back: ``p * logits``, NaN for a masked action
+class LogitsActorLossDiscreteSAC(DiscreteSACLoss):
+    actor_loss = _UpstreamDiscrete.actor_loss
+
+
+# TorchRL 0.14.1's discrete target put back: its skip path scores ``next_dist.logits``
+class LogitsSkipPathDiscreteSAC(DiscreteSACLoss):
+    _compute_target = _UpstreamDiscrete._compute_target
+
+
+class _FirstTwoQ:
+    """Not a historical bug but the way an ensemble breaks when its size is assumed: every
+    minimum over the Q-networks reads the first two only (the one-module-per-network path
+    that pytorch/rl#3500 fixed is not exercised by the adapter, which builds one module)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        ensemble = self._vmap_qnetworkN0  # an instance attribute, set by the parent
+
+        def first_two(td, params):
+            out = ensemble(td, params)
+            n = params.batch_size[0] if params.batch_size else 0
+            if n <= 2:
+                return out
+            return out.apply(lambda t: torch.cat([t[:2], t[1:2].expand_as(t[2:])], 0))
+
+        self._vmap_qnetworkN0 = first_two
+
+
+class FirstTwoQSAC(_FirstTwoQ, SACLoss):
+    pass
+
+
+class FirstTwoQDiscreteSAC(_FirstTwoQ, DiscreteSACLoss):
+    pass
+
+
+MASKED_ACTION_ACTOR_NAN = _impl("masked-action-actor-nan", SACLoss, LogitsActorLossDiscreteSAC)
+MASKED_ACTION_SKIP_NAN = _impl("masked-action-skip-nan", SACLoss, LogitsSkipPathDiscreteSAC)
+FIRST_TWO_QVALUE_NETS = _impl("first-two-qvalue-nets", FirstTwoQSAC, FirstTwoQDiscreteSAC)

@@ -64,6 +64,11 @@ class PrioritizedReplayArea:
                 f"({DOCS})")
         return _Buffer(self.buffer_cls, capacity, alpha, beta, eps, row_width)
 
+    def slice_buffer(self, *, capacity, alpha, beta, eps, slice_len, traj_len):
+        raise NotImplementedError(
+            "cpprb's PrioritizedReplayBuffer samples single transitions; cpprb has no sampler of "
+            "trajectory slices (PrioritizedSliceSampler-like) to checkpoint")
+
 
 class _Buffer:
     def __init__(self, buffer_cls, capacity, alpha, beta, eps, row_width):

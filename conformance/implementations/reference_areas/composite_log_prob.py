@@ -2,8 +2,6 @@ from conformance.implementations.torchrl_areas.composite_log_prob import TensorD
 
 
 def make(adapter):
-    from torchrl.objectives import ClipPPOLoss
-
-    from impls import CompositeDistribution, ProbabilisticActor
+    from impls import ClipPPOLoss, CompositeDistribution, ProbabilisticActor
 
     return TensorDictComposite(CompositeDistribution, ProbabilisticActor, ClipPPOLoss)

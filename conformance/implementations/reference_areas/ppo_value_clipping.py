@@ -1,7 +1,9 @@
-from conformance.implementations.torchrl_areas.ppo_value_clipping import ClipPPOCritic
+from conformance.implementations.torchrl_areas.ppo_value_clipping import PPOLossFamilyCritic
+from conformance.interface import PPO_LOSS_CLASSES
 
 
 def make(adapter):
-    from impls import ClipPPOLoss
+    import impls
 
-    return ClipPPOCritic(ClipPPOLoss)
+    return PPOLossFamilyCritic(impls.ClipPPOLoss,
+                               {name: getattr(impls, name) for name in PPO_LOSS_CLASSES})

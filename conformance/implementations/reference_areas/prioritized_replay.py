@@ -1,7 +1,15 @@
-from conformance.implementations.torchrl_areas.prioritized_replay import PrioritizedReplayArea
+from conformance.implementations.torchrl_areas.prioritized_replay import (
+    PrioritizedReplayArea,
+    slice_sampler,
+)
 
 
 def make(adapter):
     from impls import PrioritizedSampler
 
-    return PrioritizedReplayArea(PrioritizedSampler, default_is_raw=True)
+    area = PrioritizedReplayArea(PrioritizedSampler, default_is_raw=True)
+    # The reference has no slice sampler of its own: the pinned TorchRL's (0.14.1), which keeps
+    # and restores its priorities (pytorch/rl#3990) and copies what it loads (#3966), serves
+    # the §5 family specs. Its max-priority rule is upstream's, not impls.PrioritizedSampler's.
+    area.slice_sampler_cls = slice_sampler()
+    return area

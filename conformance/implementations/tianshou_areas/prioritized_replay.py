@@ -66,6 +66,11 @@ class PrioritizedReplayArea:
         self.eps = eps
         return _Buffer(self, capacity, alpha, beta, eps, row_width)
 
+    def slice_buffer(self, *, capacity, alpha, beta, eps, slice_len, traj_len):
+        raise NotImplementedError(
+            "Tianshou's PrioritizedReplayBuffer samples single transitions; Tianshou has no "
+            "prioritized sampler of trajectory slices (PrioritizedSliceSampler-like)")
+
 
 class _Buffer:
     def __init__(self, area, capacity, alpha, beta, eps, row_width):

@@ -230,6 +230,32 @@ class TensorDictComposite:
         return CompositeLogProbs({}, lps, agg, where)
 
     def ppo_step(self, heads, *, advantage, clip_epsilon, seed, trailing_singleton):
+        out, ratio, data = self._ppo(heads, advantage=advantage, clip_epsilon=clip_epsilon,
+                                     seed=seed, trailing_singleton=trailing_singleton)
+        actions = {h: data.get((ACTION, h)) for h in heads}
+        return CompositePPOStep(float(out["loss_objective"].detach()), ratio, actions)
+
+    def ppo_step_changed(self, heads, new_heads, *, advantage, clip_epsilon, seed):
+        """§2 family capability: collected under ``heads``, evaluated under ``new_heads`` (the
+        actor reads its parameters from the observation, so the policy changes with it)."""
+        out, ratio, data = self._ppo(heads, advantage=advantage, clip_epsilon=clip_epsilon,
+                                     seed=seed, trailing_singleton=False, new_heads=new_heads)
+        actions = {h: data.get((ACTION, h)) for h in heads}
+        return CompositePPOStep(float(out["loss_objective"].detach()), ratio, actions)
+
+    def entropy_loss(self, heads, *, coeff, seed):
+        """§2 family capability: ``loss_entropy`` of the loss of :meth:`ppo_step` with the
+        entropy bonus on; a per-head ``coeff`` is keyed as TorchRL keys the head's entropy."""
+        if isinstance(coeff, dict):
+            coeff = {(ACTION, f"{h}_entropy"): c for h, c in coeff.items()}
+        batch = next(iter(heads.values())).batch_shape
+        advantage = torch.zeros(*batch, 1)
+        out, _, _ = self._ppo(heads, advantage=advantage, clip_epsilon=0.2, seed=seed,
+                              trailing_singleton=False, entropy_coeff=coeff)
+        return float(out["loss_entropy"].detach())
+
+    def _ppo(self, heads, *, advantage, clip_epsilon, seed, trailing_singleton, new_heads=None,
+             entropy_coeff=None):
         from tensordict.nn import TensorDictModule
 
         names = list(heads)
@@ -244,9 +270,13 @@ class TensorDictComposite:
                             data.set((ACTION, h), data.get((ACTION, h)).unsqueeze(-1))
                 data.set("advantage", advantage)
                 data.set("value_target", torch.zeros_like(advantage))
+                if new_heads is not None:  # the policy changed since collection
+                    data.set("obs", self._observation(new_heads).get("obs"))
                 first = ("obs", names[0], next(iter(heads[names[0]].params)))
                 critic = TensorDictModule(_ZeroCritic(), in_keys=[first], out_keys=["state_value"])
-                loss = self.loss_cls(actor, critic, clip_epsilon=clip_epsilon, entropy_bonus=False)
+                bonus = {} if entropy_coeff is None else {"entropy_coeff": entropy_coeff}
+                loss = self.loss_cls(actor, critic, clip_epsilon=clip_epsilon,
+                                     entropy_bonus=entropy_coeff is not None, **bonus)
                 if self._set_aggregate is not None:  # torchrl >= 0.7: lists of keys
                     loss.set_keys(action=[(ACTION, h) for h in names],
                                   sample_log_prob=[_lp_key(h) for h in names])
@@ -264,8 +294,7 @@ class TensorDictComposite:
                     ratio = lw.exp()
                     if ratio.numel() == advantage.numel():
                         ratio = ratio.reshape(advantage.shape[:-1])
-        actions = {h: data.get((ACTION, h)) for h in names}
-        return CompositePPOStep(float(out["loss_objective"].detach()), ratio, actions)
+        return out, ratio, data
 
     def misconfigured_actor(self, heads, *, fault):
         with quiet():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from conformance.implementations.introspect import first_accepted, quiet
-from conformance.interface import CriticLoss
+from conformance.interface import PPO_LOSS_CLASSES, CriticLoss
 
 
 class _ZeroMeanUnitScale(torch.nn.Module):
@@ -22,8 +22,9 @@ class _ZeroMeanUnitScale(torch.nn.Module):
 class ClipPPOCritic:
     critic_scale = 2.0
 
-    def __init__(self, loss_cls):
+    def __init__(self, loss_cls, *, takes_clip_epsilon: bool = True):
         self.loss_cls = loss_cls
+        self.takes_clip_epsilon = takes_clip_epsilon
         # critic_coef (<= 0.9.1) was renamed critic_coeff (0.9.2); unknown names are silently
         # swallowed by **kwargs in many releases, so pick the name the release really has
         self.coeff_name = first_accepted(loss_cls, "critic_coeff", "critic_coef") or "critic_coef"
@@ -40,11 +41,12 @@ class ClipPPOCritic:
         )
         critic = TensorDictModule(value_net, ["observation"], ["state_value"])
         kwargs = {
-            "clip_epsilon": clip_epsilon,
             "entropy_bonus": False,
             "loss_critic_type": "l2",
             self.coeff_name: critic_coeff,
         }
+        if self.takes_clip_epsilon:
+            kwargs["clip_epsilon"] = clip_epsilon
         if clip_value is not None:
             kwargs["clip_value"] = clip_value
         with quiet():
@@ -60,28 +62,59 @@ class ClipPPOCritic:
     def critic_loss(
         self, *, value_net, observation, old_value, returns, clip_value, clip_epsilon, critic_coeff
     ) -> CriticLoss:
-        from tensordict import TensorDict
-
         loss, actor = self._build(value_net, clip_value, clip_epsilon, critic_coeff)
-        batch = observation.shape[:1]
-        td = TensorDict(
-            {
-                "observation": observation,
-                "action": torch.zeros_like(observation),
-                "advantage": torch.ones_like(observation),
-                "value_target": returns,
-                "state_value": old_value,
-            },
-            batch,
-        )
+        return _evaluate(loss, actor, observation, old_value, returns)
+
+
+def _evaluate(loss, actor, observation, old_value, returns) -> CriticLoss:
+    """One forward of ``loss`` on a batch whose policy term is neutral (ratio 1)."""
+    from tensordict import TensorDict
+
+    batch = observation.shape[:1]
+    td = TensorDict(
+        {
+            "observation": observation,
+            "action": torch.zeros_like(observation),
+            "advantage": torch.ones_like(observation),
+            "value_target": returns,
+            "state_value": old_value,
+        },
+        batch,
+    )
+    log_prob_key = getattr(loss.tensor_keys, "sample_log_prob", None)  # A2C reads none
+    if log_prob_key is not None:
         with torch.no_grad():
-            td[loss.tensor_keys.sample_log_prob] = actor.get_dist(td).log_prob(td["action"])
-        out = loss(td)
-        frac = out.get("value_clip_fraction", None)
-        return CriticLoss(out["loss_critic"], None if frac is None else float(frac))
+            td[log_prob_key] = actor.get_dist(td).log_prob(td["action"])
+    out = loss(td)
+    frac = out.get("value_clip_fraction", None)
+    return CriticLoss(out["loss_critic"], None if frac is None else float(frac))
+
+
+class PPOLossFamilyCritic(ClipPPOCritic):
+    """The §4 family capability (``conformance.interface.PPOLossFamily``): every loss class
+    of the release that takes ``clip_value``, built like ``ClipPPOLoss`` above (only
+    ``ClipPPOLoss`` has a ``clip_epsilon``), and ``loss.clip_value = x`` for rescheduling."""
+
+    def __init__(self, loss_cls, family: dict):
+        super().__init__(loss_cls)
+        self.family = {name: ClipPPOCritic(cls, takes_clip_epsilon=name == "ClipPPOLoss")
+                       for name, cls in family.items()}
+
+    def critic_loss_of(self, loss_class, *, value_net, observation, old_value, returns,
+                       clip_value, clip_epsilon, critic_coeff,
+                       reschedule_clip_value=None) -> CriticLoss:
+        if loss_class not in self.family:
+            raise AssertionError(f"this TorchRL release has no {loss_class}")
+        member = self.family[loss_class]
+        loss, actor = member._build(value_net, clip_value, clip_epsilon, critic_coeff)
+        if reschedule_clip_value is not None:
+            loss.clip_value = reschedule_clip_value  # what a scheduler does (pytorch/rl#3612)
+        return _evaluate(loss, actor, observation, old_value, returns)
 
 
 def make(adapter):
-    from torchrl.objectives import ClipPPOLoss
+    import torchrl.objectives as objectives
 
-    return ClipPPOCritic(ClipPPOLoss)
+    family = {name: getattr(objectives, name) for name in PPO_LOSS_CLASSES
+              if hasattr(objectives, name)}
+    return PPOLossFamilyCritic(objectives.ClipPPOLoss, family)

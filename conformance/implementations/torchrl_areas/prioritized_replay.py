@@ -71,6 +71,19 @@ class PrioritizedReplayArea:
             kwargs["upper_priority"] = upper_priority
         return _Buffer(self, kwargs, capacity, row_width)
 
+    #: set by ``make`` where the release has one (the §5 family capability ``slice_buffer``)
+    slice_sampler_cls = None
+
+    def slice_buffer(self, *, capacity, alpha, beta, eps, slice_len, traj_len):
+        """A ``PrioritizedSliceSampler`` buffer (``conformance.interface.PrioritizedSlices``)."""
+        if self.slice_sampler_cls is None:
+            raise AssertionError("this release has no PrioritizedSliceSampler")
+        kwargs = dict(max_capacity=capacity, alpha=alpha, beta=beta, eps=eps,
+                      slice_len=slice_len, traj_key="traj", strict_length=False)
+        if "max_priority_within_buffer" in keyword_parameters(self.slice_sampler_cls):
+            kwargs["max_priority_within_buffer"] = True
+        return _SliceBuffer(self, kwargs, capacity, traj_len)
+
 
 class _Buffer:
     def __init__(self, area: PrioritizedReplayArea, sampler_kwargs, capacity, row_width):
@@ -165,6 +178,50 @@ class _Buffer:
             self.rb.load_state_dict(rb_state)
 
 
+class _SliceBuffer(_Buffer):
+    """Items are a tensordict ``{"item", "traj"}`` (trajectory id ``item // traj_len``);
+    checkpoints are the buffer's own ``state_dict`` objects, handed over uncopied."""
+
+    def __init__(self, area, sampler_kwargs, capacity, traj_len):
+        from torchrl.data import LazyTensorStorage, ReplayBuffer
+
+        self.area = area
+        self.alpha, self.eps = sampler_kwargs["alpha"], sampler_kwargs["eps"]
+        self.row_width, self.shape, self.traj_len = 1, (capacity,), traj_len
+        with quiet():
+            self.sampler = area.slice_sampler_cls(**sampler_kwargs)
+            self.rb = ReplayBuffer(storage=LazyTensorStorage(capacity), sampler=self.sampler)
+        self.next_item = 0
+
+    def extend(self, rows: int) -> np.ndarray:
+        from tensordict import TensorDict
+
+        items = torch.arange(self.next_item, self.next_item + rows)
+        self.next_item += rows
+        with quiet():
+            return self._flat(self.rb.extend(TensorDict(
+                {"item": items, "traj": items // self.traj_len}, [rows])))
+
+    def sample(self, batch_size: int, generator: torch.Generator) -> PrioritizedDraw:
+        self.rb.set_rng(generator)
+        with quiet():
+            data, info = self.rb.sample(batch_size, return_info=True)
+        return PrioritizedDraw(
+            index=self._flat(info["index"]),
+            item=data["item"].reshape(-1).cpu().numpy().astype(np.int64),
+            weight=torch.as_tensor(info["priority_weight"],
+                                   dtype=torch.float64).reshape(-1).cpu().numpy(),
+        )
+
+    def state_dict(self):
+        return self.rb.state_dict(), self.next_item
+
+    def load_state_dict(self, state) -> None:
+        rb_state, self.next_item = state
+        with quiet():
+            self.rb.load_state_dict(rb_state)
+
+
 def make(adapter):
     from torchrl.data import PrioritizedSampler
 
@@ -175,4 +232,12 @@ def make(adapter):
         raise Untestable(
             "TorchRL's C++ segment trees (torchrl._torchrl) do not load next to this torch, so "
             f"PrioritizedSampler cannot be built: {problem}")
-    return PrioritizedReplayArea(PrioritizedSampler, default_is_raw=version_tuple() >= (0, 13, 3))
+    area = PrioritizedReplayArea(PrioritizedSampler, default_is_raw=version_tuple() >= (0, 13, 3))
+    area.slice_sampler_cls = slice_sampler()
+    return area
+
+
+def slice_sampler():
+    import torchrl.data
+
+    return getattr(torchrl.data, "PrioritizedSliceSampler", None)

@@ -38,6 +38,21 @@ class TanhNormalAPI:
                     raise
                 return dist.get_mode()
 
+    def sample_and_score(self, dist, *, seed: int):
+        """What SACLoss trains on: ``rsample_and_log_prob`` (torchrl.modules.distributions.utils,
+        pytorch/rl#4080) where the release has it, else ``rsample()`` then ``log_prob()``, the
+        actor path of SACLoss before it."""
+        try:
+            from torchrl.modules.distributions.utils import rsample_and_log_prob
+        except ImportError:
+            rsample_and_log_prob = None
+        torch.manual_seed(seed)
+        with quiet():
+            if rsample_and_log_prob is not None:
+                return rsample_and_log_prob(dist)
+            action = dist.rsample()
+            return action, dist.log_prob(action)
+
 
 def make(adapter):
     from torchrl.modules import TanhNormal
