@@ -1,7 +1,7 @@
 """asv results across TorchRL releases, reusing the suite's environments instead of building a
 5.7 GB one per release:
 
-    python -m benchmarks.history [RELEASE ...] [--bench REGEX] [--quick]
+    python -m benchtools.history [RELEASE ...] [--bench REGEX] [--quick]
     (default releases: 0.6.0 0.8.1 0.13.3 0.14.1)
 
 0.14 runs in the stack environment (this python); older releases run on one shared torch 2.13.0
@@ -30,7 +30,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from conformance.paths import ROOT
+
 HISTORY = ROOT / ".asv" / "history"
 RELEASES = ["0.6.0", "0.8.1", "0.13.3", "0.14.1"]
 
@@ -195,7 +196,7 @@ def table(benchmark: str, results_dir: Path | None = None) -> list[str]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.history", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m benchtools.history", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("releases", nargs="*", default=RELEASES)
     parser.add_argument("--bench", help="regex of benchmarks (asv --bench)")
