@@ -105,13 +105,25 @@ def tests(session: nox.Session) -> None:
 @nox.session(venv_backend="none")
 def bench(session: nox.Session) -> None:
     """Every workload on the reference and the installed TorchRL side by side (pytest-benchmark,
-    one process, one thread), then reports/benchmarks.md and the scaling plots.
+    one process, one thread, in turns), then reports/benchmarks.md and the scaling plots.
 
-    Arguments go to ``python -m benchmarks.run``: ``--impl``, ``--device cuda``, ``-k EXPR``.
+    Arguments go to ``python -m benchtools``: ``--impl``, ``--device cuda``, ``-k EXPR``.
     """
     bench_extra = list(PYPROJECT["project"]["optional-dependencies"]["bench"])
     python = stack_python(session, bench_extra)
-    _run(session, python, "-m", "benchmarks.run", *session.posargs)
+    _run(session, python, "-m", "benchtools", *session.posargs)
+
+
+@nox.session(venv_backend="none", default=False)
+def asv(session: nox.Session) -> None:
+    """asv in the stack environment, e.g. ``nox -s asv -- run --python=same --quick``; its result
+    files are then named without this checkout's path (``benchtools.asv_results``)."""
+    bench_extra = list(PYPROJECT["project"]["optional-dependencies"]["bench"])
+    python = stack_python(session, bench_extra)
+    try:
+        _run(session, python, "-m", "asv", *(session.posargs or ["run", "--python=same"]))
+    finally:
+        _run(session, python, "-m", "benchtools.asv_results")
 
 
 @nox.session(venv_backend="none", default=False)

@@ -31,6 +31,7 @@ import sys
 from pathlib import Path
 
 from conformance.paths import ROOT
+from conformance.stack import pins
 
 HISTORY = ROOT / ".asv" / "history"
 RELEASES = ["0.6.0", "0.8.1", "0.13.3", "0.14.1"]
@@ -58,7 +59,7 @@ def environment(release: str) -> Path:
 
     source = sources.parse(release)
     overlay = None
-    if source.torch == "2.14.1":
+    if source.torch == pins()["torch"]:
         base, folder = sys.executable, None  # the stack environment holds torchrl 0.14.1
     else:
         base = runner.base_python(source.torch, {})
@@ -148,6 +149,9 @@ def run(release: str, bench: str | None, quick: bool, commit: str) -> int:
     status = subprocess.run(cmd, cwd=ROOT).returncode
     import torch
 
+    from benchtools.asv_results import stabilise
+
+    stabilise()
     latest = _latest_result(release)
     if latest is not None and not torch.cuda.is_available():
         for point in drop_cuda_points(latest):

@@ -211,3 +211,31 @@ def test_repeatability_also_checks_the_ratios_the_report_quotes(tmp_path):
     assert lines[0].endswith("2 outside ±20%")
     assert lines[-1] == ("1 implementation / torchrl ratios above 100 µs: second / first min 1.00, "
                          "median 1.00, max 1.00; 0 outside ±20%")
+
+
+def test_asv_discovers_only_the_area_benchmarks_and_their_ratios():
+    """What asv finds in benchmarks/ (its own discovery): the bench_<area> modules' time_ and
+    track_ratio methods, nothing of the harness."""
+    discovery = pytest.importorskip("asv_runner.discovery")
+    found = [b.name for b in discovery.disc_benchmarks(str(ROOT / "benchmarks"))]
+    modules = {name.split(".")[0] for name in found}
+    assert modules == {f"bench_{area.name}" for area in ORDER}
+    assert all(name.split(".")[-1].startswith(("time_", "track_ratio")) for name in found), found
+    ratios = [name for name in found if name.endswith(".track_ratio")]
+    assert "bench_ppo_value_clipping.CriticLossClippedVersusTorchrl.track_ratio" in ratios
+    assert "bench_tanh_normal_mode.TanhNormalModeOverTanh.track_ratio" in ratios
+
+
+def test_a_tracked_ratio_is_timed_in_turns_at_a_point():
+    from benchmarks.bench_ppo_value_clipping import CriticLossClippedVersusTorchrl
+    from benchmarks.bench_tanh_normal_mode import TanhNormalModeOverTanh
+
+    bench = CriticLossClippedVersusTorchrl()
+    bench.setup("reference", "cpu", 100)
+    value = bench.track_ratio("reference", "cpu", 100)
+    assert 0.2 < value < 5  # the same loss on both sides: a ratio near 1
+    over = TanhNormalModeOverTanh()
+    over.setup("reference", "cpu", "float32", 100)
+    assert over.track_ratio("reference", "cpu", "float32", 100) > 1  # the mode costs > one tanh
+    numerator, denominator = over.pair
+    assert len(numerator.cycles) == len(denominator.cycles) >= 3

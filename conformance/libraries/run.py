@@ -25,9 +25,9 @@ from pathlib import Path
 from conformance.implementations.library import FORCE_UNTESTABLE
 from conformance.libraries import layers
 from conformance.libraries.registry import BY_NAME, LIBRARIES
+from conformance.paths import ROOT
 from conformance.versions import stack_versions
 
-ROOT = Path(__file__).resolve().parents[2]
 SELECT = "TORCHRL_CONFORMANCE_LIBRARIES"
 
 
