@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 from conformance.paths import REPORTS, ROOT
@@ -45,6 +44,11 @@ def stabilise(results: Path = RESULTS, root: Path = ROOT) -> list[Path]:
 
 
 if __name__ == "__main__":
-    folder = Path(sys.argv[1]) if len(sys.argv) > 1 else RESULTS
-    for rewritten in stabilise(folder):
+    import argparse
+
+    cli = argparse.ArgumentParser(prog="python -m benchtools.asv_results", description=__doc__,
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    cli.add_argument("results", nargs="?", type=Path, default=RESULTS,
+                     help="asv's results folder (default: reports/asv/results)")
+    for rewritten in stabilise(cli.parse_args().results):
         print(f"stabilised {rewritten}")

@@ -7,7 +7,6 @@ whether every point above 100 µs is within 20% (the project's acceptance bar fo
 from __future__ import annotations
 
 import statistics
-import sys
 from pathlib import Path
 
 from benchtools.targets import Points, ratio
@@ -60,8 +59,16 @@ def ratio_lines(a, b, baseline: str = "torchrl") -> list[str]:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit("usage: python -m benchmarks.repeatability FIRST.json SECOND.json")
+    import argparse
+
+    cli = argparse.ArgumentParser(prog="python -m benchtools.repeatability", description=__doc__,
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    cli.add_argument("first", type=Path, help="side_by_side.json of the earlier run")
+    cli.add_argument("second", type=Path, help="side_by_side.json of the later run")
+    args = cli.parse_args()
+    for path in (args.first, args.second):
+        if not path.is_file():
+            cli.error(f"no such results file: {path}")
     from benchtools.results import load
 
-    print("\n".join(compare(load(Path(sys.argv[1])).points, load(Path(sys.argv[2])).points)))
+    print("\n".join(compare(load(args.first).points, load(args.second).points)))

@@ -76,6 +76,9 @@ def write_report(out: Path, ran: list[str]) -> None:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] in (["-h"], ["--help"]):  # not passed on to pytest: it would start the run
+        print(__doc__)
+        return 0
     if argv[:1] == ["--report-only"]:
         write_report(ROOT / "reports" / "libraries", [])
         return 0
