@@ -94,12 +94,28 @@ def conformance(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def tests(session: nox.Session) -> None:
-    """The suite's self-tests: oracles, adapters, reports, expectations, and the mutants."""
-    # with the bench extra: the self-tests run the side-by-side benchmark driver for real
-    python = stack_python(session, list(PYPROJECT["project"]["optional-dependencies"]["bench"]))
+    """All the suite's self-tests (CI): oracles, references, plugin, upstream, benchmarks and the
+    mutants in the stack environment, then each library adapter's self-tests in its library's
+    layer (``python -m conformance.libraries.selftests``). Extra arguments go to pytest."""
+    python = _self_test_python(session)
     # pytest-timeout is the self-tests' safety net (the suite under test has its own watchdog)
     _run(session, python, "-m", "pytest", "tests", "-p", "no:cacheprovider", "--timeout", "900",
          *session.posargs)
+    _run(session, python, "-m", "conformance.libraries.selftests", "--", *session.posargs)
+
+
+@nox.session(venv_backend="none", default=False)
+def tests_fast(session: nox.Session) -> None:
+    """The inner loop: every self-test not marked ``slow`` (whole-suite runs in subprocesses),
+    in the stack environment only."""
+    python = _self_test_python(session)
+    _run(session, python, "-m", "pytest", "tests", "-p", "no:cacheprovider", "--timeout", "900",
+         "-m", "not slow", *session.posargs)
+
+
+def _self_test_python(session: nox.Session) -> str:
+    # with the bench extra: the self-tests run the side-by-side benchmark driver for real
+    return stack_python(session, list(PYPROJECT["project"]["optional-dependencies"]["bench"]))
 
 
 @nox.session(venv_backend="none")

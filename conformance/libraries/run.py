@@ -26,7 +26,6 @@ from conformance.implementations.library import FORCE_UNTESTABLE
 from conformance.libraries import layers
 from conformance.libraries.registry import BY_NAME, LIBRARIES
 from conformance.paths import ROOT
-from conformance.versions import stack_versions
 
 SELECT = "TORCHRL_CONFORMANCE_LIBRARIES"
 
@@ -83,8 +82,7 @@ def main(argv: list[str]) -> int:
         write_report(ROOT / "reports" / "libraries", [])
         return 0
     libraries = _selected()
-    tag = "-".join(f"{k}{v}" for k, v in stack_versions().items())
-    root = ROOT / ".nox" / f"_libraries-{tag}"
+    root = layers.root()
     out = ROOT / "reports" / "libraries"
     out.mkdir(parents=True, exist_ok=True)
     results, statuses = [], {}
