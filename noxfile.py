@@ -94,24 +94,52 @@ def conformance(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def tests(session: nox.Session) -> None:
-    """The suite's self-tests: oracles, adapters, reports, expectations, and the mutants."""
-    # with the bench extra: the self-tests run the side-by-side benchmark driver for real
-    python = stack_python(session, list(PYPROJECT["project"]["optional-dependencies"]["bench"]))
+    """All the suite's self-tests (CI): oracles, references, plugin, upstream, benchmarks and the
+    mutants in the stack environment, then each library adapter's self-tests in its library's
+    layer (``python -m conformance.libraries.selftests``). Extra arguments go to pytest."""
+    python = _self_test_python(session)
     # pytest-timeout is the self-tests' safety net (the suite under test has its own watchdog)
     _run(session, python, "-m", "pytest", "tests", "-p", "no:cacheprovider", "--timeout", "900",
          *session.posargs)
+    _run(session, python, "-m", "conformance.libraries.selftests", "--", *session.posargs)
+
+
+@nox.session(venv_backend="none", default=False)
+def tests_fast(session: nox.Session) -> None:
+    """The inner loop: every self-test not marked ``slow`` (whole-suite runs in subprocesses),
+    in the stack environment only."""
+    python = _self_test_python(session)
+    _run(session, python, "-m", "pytest", "tests", "-p", "no:cacheprovider", "--timeout", "900",
+         "-m", "not slow", *session.posargs)
+
+
+def _self_test_python(session: nox.Session) -> str:
+    # with the bench extra: the self-tests run the side-by-side benchmark driver for real
+    return stack_python(session, list(PYPROJECT["project"]["optional-dependencies"]["bench"]))
 
 
 @nox.session(venv_backend="none")
 def bench(session: nox.Session) -> None:
     """Every workload on the reference and the installed TorchRL side by side (pytest-benchmark,
-    one process, one thread), then reports/benchmarks.md and the scaling plots.
+    one process, one thread, in turns), then reports/benchmarks.md and the scaling plots.
 
-    Arguments go to ``python -m benchmarks.run``: ``--impl``, ``--device cuda``, ``-k EXPR``.
+    Arguments go to ``python -m benchtools``: ``--impl``, ``--device cuda``, ``-k EXPR``.
     """
     bench_extra = list(PYPROJECT["project"]["optional-dependencies"]["bench"])
     python = stack_python(session, bench_extra)
-    _run(session, python, "-m", "benchmarks.run", *session.posargs)
+    _run(session, python, "-m", "benchtools", *session.posargs)
+
+
+@nox.session(venv_backend="none", default=False)
+def asv(session: nox.Session) -> None:
+    """asv in the stack environment, e.g. ``nox -s asv -- run --python=same --quick``; its result
+    files are then named without this checkout's path (``benchtools.asv_results``)."""
+    bench_extra = list(PYPROJECT["project"]["optional-dependencies"]["bench"])
+    python = stack_python(session, bench_extra)
+    try:
+        _run(session, python, "-m", "asv", *(session.posargs or ["run", "--python=same"]))
+    finally:
+        _run(session, python, "-m", "benchtools.asv_results")
 
 
 @nox.session(venv_backend="none", default=False)

@@ -14,9 +14,16 @@ Categorical(1)`` under the nested ``"action"`` key, float32 logits over a batch 
 
 from __future__ import annotations
 
-from benchmarks.common import SEED, library_attribute, synchronize
-from benchmarks.targets import Target, ratio
-from benchmarks.workload import Timed, Workload, asv_class, same_point
+from benchtools.registry import SEED, library_attribute, synchronize
+from benchtools.targets import Target, ratio
+from benchtools.workload import (
+    Timed,
+    Workload,
+    asv_class,
+    asv_versus_baseline,
+    asv_versus_companions,
+    same_point,
+)
 
 SIZES = [100, 1_000, 10_000, 100_000]
 HEADS = {"action1": 8, "action2": 1}
@@ -102,6 +109,11 @@ WORKLOADS = [LOG_PROB, DISTRIBUTION, RAW]
 CompositeLogProb = asv_class("CompositeLogProb", LOG_PROB)
 CompositeDistributionLogProb = asv_class("CompositeDistributionLogProb", DISTRIBUTION)
 CompositeBaseline = asv_class("CompositeBaseline", RAW)
+CompositeLogProbVersusTorchrl = asv_versus_baseline("CompositeLogProbVersusTorchrl", LOG_PROB)
+CompositeDistributionLogProbVersusTorchrl = asv_versus_baseline(
+    "CompositeDistributionLogProbVersusTorchrl", DISTRIBUTION)
+CompositeDistributionLogProbOverRaw = asv_versus_companions(
+    "CompositeDistributionLogProbOverRaw", DISTRIBUTION, WORKLOADS)
 
 
 def _worst_over_floor(points, impl):

@@ -7,9 +7,9 @@ TorchRL's at every size.
 
 from __future__ import annotations
 
-from benchmarks.common import SEED, synchronize
-from benchmarks.targets import Target, ratio
-from benchmarks.workload import Timed, Workload, asv_class
+from benchtools.registry import SEED, synchronize
+from benchtools.targets import Target, ratio
+from benchtools.workload import Timed, Workload, asv_class, asv_versus_baseline
 
 SIZES = [100, 1_000, 10_000, 100_000]
 
@@ -37,6 +37,7 @@ CRITIC = Workload("forward_backward", "ppo_value_clipping", {"size": SIZES}, _cr
 WORKLOADS = [CRITIC]
 
 CriticLossClipped = asv_class("CriticLossClipped", CRITIC)
+CriticLossClippedVersusTorchrl = asv_versus_baseline("CriticLossClippedVersusTorchrl", CRITIC)
 
 
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import itertools
 
-from benchmarks.common import SEED
-from benchmarks.targets import Target, ratio
-from benchmarks.workload import Timed, Workload, asv_class
+from benchtools.registry import SEED
+from benchtools.targets import Target, ratio
+from benchtools.workload import Timed, Workload, asv_class, asv_versus_baseline
 
 CAPACITIES = [1_000, 4_000, 10_000, 100_000, 1_000_000]
 SWAP_CAPACITIES = CAPACITIES[1:]  # issue #14: 4e3 .. 1e6
@@ -110,6 +110,10 @@ ExtendOverMax = asv_class("ExtendOverMax", EXTEND)
 Sample256 = asv_class("Sample256", SAMPLE)
 Update256 = asv_class("Update256", UPDATE)
 Extend256 = asv_class("Extend256", EXTEND_BATCH)
+ExtendOverMaxVersusTorchrl = asv_versus_baseline("ExtendOverMaxVersusTorchrl", EXTEND)
+Sample256VersusTorchrl = asv_versus_baseline("Sample256VersusTorchrl", SAMPLE)
+Update256VersusTorchrl = asv_versus_baseline("Update256VersusTorchrl", UPDATE)
+Extend256VersusTorchrl = asv_versus_baseline("Extend256VersusTorchrl", EXTEND_BATCH)
 
 
 def _growth(points, impl):

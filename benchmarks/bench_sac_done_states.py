@@ -11,9 +11,15 @@ with an MLP actor and two Q-networks of 64x64 units, obs 17, action 6 (continuou
 
 from __future__ import annotations
 
-from benchmarks.common import SEED, library_attribute, synchronize
-from benchmarks.targets import Target, ratio
-from benchmarks.workload import Timed, Workload, asv_class
+from benchtools.registry import SEED, library_attribute, synchronize
+from benchtools.targets import Target, ratio
+from benchtools.workload import (
+    Timed,
+    Workload,
+    asv_class,
+    asv_versus_baseline,
+    asv_versus_companions,
+)
 
 OBS, ACT, HIDDEN, DONE_SHARE = 17, 6, 64, 0.10
 KINDS = ["continuous", "discrete"]
@@ -96,6 +102,9 @@ STEP = Workload("forward_backward", "sac_done_states",
 WORKLOADS = [STEP]
 
 ForwardBackward = asv_class("ForwardBackward", STEP)
+ForwardBackwardVersusTorchrl = asv_versus_baseline("ForwardBackwardVersusTorchrl", STEP)
+#: skip_done_states True over False (and False over True) at the same point
+ForwardBackwardOverFlipped = asv_versus_companions("ForwardBackwardOverFlipped", STEP, WORKLOADS)
 
 
 def _worst_skip_cost(points, impl):

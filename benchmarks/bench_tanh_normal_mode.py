@@ -13,9 +13,16 @@ mode (``mode_constructed``) within 15x of one ``torch.tanh``.
 
 from __future__ import annotations
 
-from benchmarks.common import SEED, synchronize
-from benchmarks.targets import Target, ratio
-from benchmarks.workload import Timed, Workload, asv_class, same_point
+from benchtools.registry import SEED, synchronize
+from benchtools.targets import Target, ratio
+from benchtools.workload import (
+    Timed,
+    Workload,
+    asv_class,
+    asv_versus_baseline,
+    asv_versus_companions,
+    same_point,
+)
 
 SIZES = [100, 1_000, 10_000, 100_000]
 DTYPES = ["float32", "float64"]
@@ -119,6 +126,12 @@ TanhBaseline = asv_class("TanhBaseline", TANH)
 TanhNormalModeBatch1 = asv_class("TanhNormalModeBatch1", MODE_ONE)
 TanhNormalDeterministicBatch1 = asv_class("TanhNormalDeterministicBatch1", DETERMINISTIC_ONE)
 TanhNormalModeConstructed = asv_class("TanhNormalModeConstructed", CONSTRUCTED)
+TanhNormalModeVersusTorchrl = asv_versus_baseline("TanhNormalModeVersusTorchrl", MODE)
+TanhNormalModeOverTanh = asv_versus_companions("TanhNormalModeOverTanh", MODE, WORKLOADS)
+TanhNormalModeBatch1OverDeterministic = asv_versus_companions(
+    "TanhNormalModeBatch1OverDeterministic", MODE_ONE, WORKLOADS)
+TanhNormalModeConstructedOverTanh = asv_versus_companions(
+    "TanhNormalModeConstructedOverTanh", CONSTRUCTED, WORKLOADS)
 
 
 def _versus_torchrl(dtype):

@@ -1,4 +1,4 @@
-"""The asv commands the README documents, run for real so they cannot rot (``nox -s bench_smoke``;
+"""The asv commands docs/benchmarks.md documents, run for real so they cannot rot (``nox -s bench_smoke``;
 not part of ``nox -s tests``: asv builds virtualenvs, minutes on a loaded machine).
 
 - On the project's own configuration: ``asv check`` imports every benchmark module and

@@ -22,7 +22,7 @@ def test_every_library_is_selectable_by_name():
 
 
 # What each adapter covers (an area module exists); the rest is "not applicable". Changing an
-# adapter's coverage must be deliberate: update this table and the README's summary with it.
+# adapter's coverage must be deliberate: update this table and the summary in docs/libraries.md with it.
 COVERAGE = {
     "cpprb": {"prioritized_replay"},
     "sb3": {"tanh_normal_mode", "composite_log_prob", "sac_done_states", "ppo_value_clipping"},

@@ -16,8 +16,7 @@ from pathlib import Path
 
 from conformance.dropin import rerun
 from conformance.dropin.compare import compare, read_junit, render
-
-ROOT = Path(__file__).resolve().parents[2]
+from conformance.paths import ROOT
 
 # TorchRL's tests of the classes impls replaces (paths as in pytorch/rl 0.14)
 TARGETS = [

@@ -41,6 +41,14 @@ class Layer:
         return self.path / "bin" / "python"
 
 
+def root() -> Path:
+    """Where the layers of the current stack live (one folder per stack)."""
+    from conformance.paths import WORK
+    from conformance.versions import stack_versions
+
+    return WORK / ("_libraries-" + "-".join(f"{k}{v}" for k, v in stack_versions().items()))
+
+
 def stack_site_packages() -> str:
     return site.getsitepackages()[0]
 

@@ -25,9 +25,8 @@ from pathlib import Path
 from conformance.implementations.library import FORCE_UNTESTABLE
 from conformance.libraries import layers
 from conformance.libraries.registry import BY_NAME, LIBRARIES
-from conformance.versions import stack_versions
+from conformance.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 SELECT = "TORCHRL_CONFORMANCE_LIBRARIES"
 
 
@@ -76,12 +75,14 @@ def write_report(out: Path, ran: list[str]) -> None:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] in (["-h"], ["--help"]):  # not passed on to pytest: it would start the run
+        print(__doc__)
+        return 0
     if argv[:1] == ["--report-only"]:
         write_report(ROOT / "reports" / "libraries", [])
         return 0
     libraries = _selected()
-    tag = "-".join(f"{k}{v}" for k, v in stack_versions().items())
-    root = ROOT / ".nox" / f"_libraries-{tag}"
+    root = layers.root()
     out = ROOT / "reports" / "libraries"
     out.mkdir(parents=True, exist_ok=True)
     results, statuses = [], {}

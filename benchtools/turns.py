@@ -31,6 +31,7 @@ class Timing:
     loops: int = 1  # calls per round
     round_seconds: list[float] = field(default_factory=list)  # each round, all its loops
     cycles: list[float] = field(default_factory=list)  # per cycle: median seconds per call
+    probe_seconds: float = 0.0  # the first call, kept out of the record (the warm-up)
 
 
 def calibrate(timing: Timing, clock, first_call: float) -> None:
@@ -69,23 +70,43 @@ def _slice(timing: Timing, clock) -> float:
     return timed
 
 
+def probe(timing: Timing, clock) -> float:
+    """Seconds of one call, kept out of the record (also its warm-up)."""
+    if timing.before is not None:
+        timing.before()
+    start = clock()
+    timing.call()
+    timing.probe_seconds = clock() - start
+    return timing.probe_seconds
+
+
+def cycle(timings: list[Timing], number: int, clock) -> float:
+    """Cycle ``number``: one slice of every call, starting with call ``number`` (mod count), so
+    that no call always runs first; the seconds of timed work it took."""
+    shift = number % len(timings)
+    return sum(_slice(timing, clock) for timing in timings[shift:] + timings[:shift])
+
+
+def cycles_needed(timings: list[Timing], min_cycles: int = 3, min_cycles_slow: int = 2) -> int:
+    """``min_cycles``, or ``min_cycles_slow`` once a call's last round took ``SLOW`` or more
+    (one such round is a whole slice)."""
+    if any(t.round_seconds and t.round_seconds[-1] >= SLOW for t in timings):
+        return min(min_cycles, min_cycles_slow)
+    return min_cycles
+
+
 def run(timings: list[Timing], clock, budget: float, min_cycles: int = 3,
         min_cycles_slow: int = 2) -> int:
-    """Cycles over ``timings`` until each call has had ``min_cycles`` slices (``min_cycles_slow``
-    when a call's round in the last cycle took ``SLOW`` or more: one such round is a slice) and
-    the group's timed work reaches ``budget`` seconds; the number of cycles. GC is off while
-    timing: a collection landing in one round is unrelated to the workload."""
+    """Cycles over ``timings`` until each call has had ``cycles_needed`` slices and the group's
+    timed work reaches ``budget`` seconds; the number of cycles. GC is off while timing: a
+    collection landing in one round is unrelated to the workload."""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        cycles, spent, needed = 0, 0.0, min_cycles
-        while cycles < needed or spent < budget:
-            shift = cycles % len(timings)
-            for timing in timings[shift:] + timings[:shift]:
-                spent += _slice(timing, clock)
+        cycles, spent = 0, 0.0
+        while cycles < cycles_needed(timings, min_cycles, min_cycles_slow) or spent < budget:
+            spent += cycle(timings, cycles, clock)
             cycles += 1
-            if any(t.round_seconds[-1] >= SLOW for t in timings):
-                needed = min(min_cycles, min_cycles_slow)
         return cycles
     finally:
         if enabled:
@@ -97,3 +118,10 @@ def paired_ratio(numerator: list[float], denominator: list[float]) -> float | No
     if not numerator or len(numerator) != len(denominator) or not all(denominator):
         return None
     return statistics.median(a / b for a, b in zip(numerator, denominator, strict=True))
+
+
+def ratio_in_turns(numerator: Timing, denominator: Timing, clock, budget: float) -> float:
+    """numerator / denominator, timed in turns for ``budget`` seconds: what asv tracks as a
+    ratio (``track_ratio``), from calls already calibrated."""
+    run([numerator, denominator], clock, budget)
+    return paired_ratio(numerator.cycles, denominator.cycles)

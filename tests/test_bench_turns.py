@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import interleave, suite
-from benchmarks.targets import Stats, ratio
+from benchtools import groups, turns
+from benchtools.targets import Stats, ratio
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -33,13 +33,13 @@ class _Machine:
 
 def test_every_point_is_in_exactly_one_group_with_its_companions():
     impls = ["reference", "torchrl"]
-    groups = suite.groups(impls)
-    items = [(area, w.name, impl, tuple(p.items())) for g in groups for area in [g.area]
+    found = groups.groups(impls)
+    items = [(area, w.name, impl, tuple(p.items())) for g in found for area in [g.area]
              for w, impl, p in g.items]
     expected = sum(len(list(w.points())) * (len(impls) if w.area else 1)
-                   for _, w in suite.workloads())
+                   for _, w in groups.workloads())
     assert len(items) == len(set(items)) == expected
-    by_label = {g.label: g for g in groups}
+    by_label = {g.label: g for g in found}
     sac = by_label["sac_done_states.forward_backward[kind=discrete,skip_done_states=False|True,"
                    "batch=1000]"]
     assert sorted((impl, p["skip_done_states"]) for _, impl, p in sac.items) == [
@@ -52,9 +52,9 @@ def test_every_point_is_in_exactly_one_group_with_its_companions():
 
 def test_a_paired_ratio_is_exact_while_the_machine_changes_speed():
     machine = _Machine(period=56)  # a cycle is 14 calls: the speed flips every 4 cycles
-    a = interleave.Timing(machine.work(3e-3))
-    b = interleave.Timing(machine.work(1e-3))
-    cycles = interleave.run([a, b], machine.clock, budget=0.5, min_cycles=3)
+    a = turns.Timing(machine.work(3e-3))
+    b = turns.Timing(machine.work(1e-3))
+    cycles = turns.run([a, b], machine.clock, budget=0.5, min_cycles=3)
     assert cycles >= 3 and len(a.cycles) == len(b.cycles) == cycles
     assert sum(a.round_seconds) + sum(b.round_seconds) >= 0.5
     # each call's own time swung 2x; their per-cycle ratio did not
@@ -65,20 +65,20 @@ def test_a_paired_ratio_is_exact_while_the_machine_changes_speed():
 
 def test_the_first_call_of_a_cycle_rotates():
     order = []
-    timings = [interleave.Timing(lambda n=n: order.append(n)) for n in "abc"]
+    timings = [turns.Timing(lambda n=n: order.append(n)) for n in "abc"]
     ticks = iter(range(10**6))
-    interleave.run(timings, lambda: next(ticks) * 2.0**-10, budget=0, min_cycles=3)
+    turns.run(timings, lambda: next(ticks) * 2.0**-10, budget=0, min_cycles=3)
     starts = [order[i] for i in range(0, len(order), len(order) // 3)]
     assert starts == ["a", "b", "c"]
 
 
 def test_calibration_makes_a_round_of_a_fast_call_last_a_round():
     machine = _Machine(period=10**9)
-    timing = interleave.Timing(machine.work(1e-6))
-    interleave.calibrate(timing, machine.clock, first_call=1e-6)
-    assert timing.loops == round(interleave.ROUND / 1e-6)
-    fresh = interleave.Timing(machine.work(1e-6), before=lambda: None)
-    interleave.calibrate(fresh, machine.clock, first_call=1e-6)
+    timing = turns.Timing(machine.work(1e-6))
+    turns.calibrate(timing, machine.clock, first_call=1e-6)
+    assert timing.loops == round(turns.ROUND / 1e-6)
+    fresh = turns.Timing(machine.work(1e-6), before=lambda: None)
+    turns.calibrate(fresh, machine.clock, first_call=1e-6)
     assert fresh.loops == 1  # a fresh-state call is one call per round
 
 
@@ -89,40 +89,41 @@ def test_ratios_of_points_not_measured_together_divide_medians():
 
 def test_pytest_benchmark_records_each_point_of_a_group_with_aligned_cycles(tmp_path):
     out = tmp_path / "sbs.json"
-    env = {**os.environ, "TORCHRL_CONFORMANCE_IMPL": "reference,torchrl",
-           "TORCHRL_CONFORMANCE_BENCH_PASSES": "2", "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", str(ROOT / "benchmarks" / "side_by_side.py"), "-q",
-         "-p", "no:cacheprovider", "-k", "ppo_value_clipping",
-         f"--benchmark-json={out}", "--benchmark-max-time=0.02",
-         "--benchmark-timer=time.process_time"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        [sys.executable, "-m", "pytest", str(ROOT / "benchtools" / "side_by_side.py"), "-q",
+         "-p", "no:cacheprovider", "-k", "ppo_value_clipping", f"--benchmark-json={out}",
+         "--benchmark-timer=time.process_time", "--bench-impl=reference,torchrl",
+         "--bench-passes=2", "--bench-max-time=0.02"],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+        timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    from benchmarks import run
+    from benchtools.results import load
 
-    run.merge_passes(out)
-    _, points, impls = run.load(out)
-    assert impls == ["reference", "torchrl"]
-    ref = points.get("forward_backward", "reference", size=100)
-    base = points.get("forward_backward", "torchrl", size=100)
+    run = load(out)
+    assert run.implementations == ["reference", "torchrl"]
+    ref = run.points.get("forward_backward", "reference", size=100)
+    base = run.points.get("forward_backward", "torchrl", size=100)
     assert ref.group == base.group == "ppo_value_clipping.forward_backward[size=100]"
     assert len(ref.cycles) == len(base.cycles) >= 2 * 3  # two passes of at least 3 cycles
     assert ref.rounds >= len(ref.cycles)
     entries = json.loads(out.read_text())["benchmarks"]
     from benchmarks.bench_ppo_value_clipping import SIZES
 
-    assert {e["group"] for e in entries} == {
-        f"ppo_value_clipping.forward_backward[size={s}]" for s in SIZES}
+    # pytest-benchmark's own entries: one per group and pass, grouped by the group's label
+    assert sorted(e["params"]["group"] for e in entries) == sorted(
+        f"ppo_value_clipping.forward_backward[size={s}]" for s in SIZES for _ in range(2))
+    assert all(e["stats"]["rounds"] >= 3 for e in entries)
 
 
 def test_a_size_over_the_call_budget_skips_only_larger_sizes_in_later_passes(monkeypatch):
-    from benchmarks import side_by_side
-    from benchmarks.workload import Timed, Workload
+    from benchtools import side_by_side
+    from benchtools.conftest import Options
+    from benchtools.workload import Timed, Workload
 
     work = Workload("w", None, {"size": [1, 2, 3]}, lambda area, dev, size: Timed(lambda: None))
     monkeypatch.setattr(side_by_side, "_OVER_BUDGET", {("w", None, ()): (2, 5.0)})
-    clock = iter(range(10**6)).__next__
-    assert side_by_side._prepare(work, None, {"size": 1}, "cpu", lambda: clock() * 1e-6, 3.0)
+    options = Options(["reference"], "cpu", 1, 0.1, 3.0, None)
+    assert side_by_side._prepare(work, None, {"size": 1}, options)
     for size in (2, 3):
         with pytest.raises(NotImplementedError, match="size=2 already took 5.0 s a call"):
-            side_by_side._prepare(work, None, {"size": size}, "cpu", lambda: 0.0, 3.0)
+            side_by_side._prepare(work, None, {"size": size}, options)

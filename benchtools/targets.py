@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from benchmarks.interleave import paired_ratio
+from benchtools.turns import paired_ratio
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class Stats:
     max: float
     rounds: int
     cycles: tuple = ()  #: per-cycle medians, when measured in turns with its group
-    group: str = ""  #: the group it was measured with (``benchmarks.suite.groups``)
+    group: str = ""  #: the group it was measured with (``benchtools.groups.groups``)
 
 
 class Points:

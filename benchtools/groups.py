@@ -27,7 +27,7 @@ def targets():
 
 @dataclass(frozen=True)
 class Group:
-    """Points measured together, round by round (``benchmarks.interleave``): every
+    """Points measured together, round by round (``benchtools.turns``): every
     implementation of a point, with the points its targets divide it by (``companions``)."""
 
     area: str

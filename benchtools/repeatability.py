@@ -1,24 +1,22 @@
 """Do two side-by-side runs agree? Per point measured in both, the ratio of the medians, and
 whether every point above 100 µs is within 20% (the project's acceptance bar for benchmarks).
 
-    python -m benchmarks.repeatability FIRST.json SECOND.json
+    python -m benchtools.repeatability FIRST.json SECOND.json
 """
 
 from __future__ import annotations
 
 import statistics
-import sys
 from pathlib import Path
+
+from benchtools.targets import Points, ratio
 
 FLOOR = 100e-6  # seconds: below this, timer and scheduler noise dominate a shared machine
 TOLERANCE = 0.20
 
 
-def compare(first: Path, second: Path) -> list[str]:
-    from benchmarks.run import load
-
-    _, a, _ = load(first)
-    _, b, _ = load(second)
+def compare(a: Points, b: Points) -> list[str]:
+    """The points of run ``a`` against those of run ``b``."""
     theirs = dict(b.items())
     ratios, outside = [], []
     for key, stats in a.items():
@@ -43,8 +41,6 @@ def ratio_lines(a, b, baseline: str = "torchrl") -> list[str]:
     """The same check on what the report quotes: each implementation / baseline ratio of a point,
     second run over first. A ratio is measured within seconds, so a drift of the whole machine's
     speed between runs (which moves every median) cancels out of it."""
-    from benchmarks.targets import ratio
-
     first, second = dict(a.items()), dict(b.items())
     moves = []
     for key, stats in first.items():
@@ -63,6 +59,16 @@ def ratio_lines(a, b, baseline: str = "torchrl") -> list[str]:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit("usage: python -m benchmarks.repeatability FIRST.json SECOND.json")
-    print("\n".join(compare(Path(sys.argv[1]), Path(sys.argv[2]))))
+    import argparse
+
+    cli = argparse.ArgumentParser(prog="python -m benchtools.repeatability", description=__doc__,
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    cli.add_argument("first", type=Path, help="side_by_side.json of the earlier run")
+    cli.add_argument("second", type=Path, help="side_by_side.json of the later run")
+    args = cli.parse_args()
+    for path in (args.first, args.second):
+        if not path.is_file():
+            cli.error(f"no such results file: {path}")
+    from benchtools.results import load
+
+    print("\n".join(compare(load(args.first).points, load(args.second).points)))

@@ -1,7 +1,7 @@
 """asv results across TorchRL releases, reusing the suite's environments instead of building a
 5.7 GB one per release:
 
-    python -m benchmarks.history [RELEASE ...] [--bench REGEX] [--quick]
+    python -m benchtools.history [RELEASE ...] [--bench REGEX] [--quick]
     (default releases: 0.6.0 0.8.1 0.13.3 0.14.1)
 
 0.14 runs in the stack environment (this python); older releases run on one shared torch 2.13.0
@@ -30,7 +30,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from conformance.paths import ROOT
+from conformance.stack import pins
+
 HISTORY = ROOT / ".asv" / "history"
 RELEASES = ["0.6.0", "0.8.1", "0.13.3", "0.14.1"]
 
@@ -57,7 +59,7 @@ def environment(release: str) -> Path:
 
     source = sources.parse(release)
     overlay = None
-    if source.torch == "2.14.1":
+    if source.torch == pins()["torch"]:
         base, folder = sys.executable, None  # the stack environment holds torchrl 0.14.1
     else:
         base = runner.base_python(source.torch, {})
@@ -147,6 +149,9 @@ def run(release: str, bench: str | None, quick: bool, commit: str) -> int:
     status = subprocess.run(cmd, cwd=ROOT).returncode
     import torch
 
+    from benchtools.asv_results import stabilise
+
+    stabilise()
     latest = _latest_result(release)
     if latest is not None and not torch.cuda.is_available():
         for point in drop_cuda_points(latest):
@@ -195,7 +200,7 @@ def table(benchmark: str, results_dir: Path | None = None) -> list[str]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.history", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m benchtools.history", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("releases", nargs="*", default=RELEASES)
     parser.add_argument("--bench", help="regex of benchmarks (asv --bench)")

@@ -13,27 +13,14 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
-from pathlib import Path
 
-# With `asv run --python=same` (or an existing environment) the project is not installed and
-# asv drops PYTHONPATH: fall back on the checkout (appended, so an installed build wins).
-_ROOT = str(Path(__file__).resolve().parent.parent)
-if _ROOT not in sys.path:
-    sys.path.append(_ROOT)
-
-from conformance.implementations import DEFAULT, ENV_VAR, UnknownImplementation, resolve  # noqa: E402
+from conformance.implementations import DEFAULT, ENV_VAR, UnknownImplementation, resolve
 
 DEVICES = ["cpu", "cuda"]
 SEED = 20261122
 #: torch intra-op threads inside every benchmark. One by default: on small shared machines
 #: two-thread kernels on tiny tensors swing by up to 10x and make ratios meaningless.
 THREADS_VAR = "TORCHRL_CONFORMANCE_BENCH_THREADS"
-# how `python -m benchmarks.run` tells the side-by-side pytest run what to do
-DEVICE_VAR = "TORCHRL_CONFORMANCE_BENCH_DEVICE"  # cpu or cuda
-SKIPS_VAR = "TORCHRL_CONFORMANCE_BENCH_SKIPS"  # file for skip reasons, one JSON line each
-MAX_CALL_VAR = "TORCHRL_CONFORMANCE_BENCH_MAX_CALL"  # seconds a call may take (default 3)
-PASSES_VAR = "TORCHRL_CONFORMANCE_BENCH_PASSES"  # times the whole grid is walked (default 1)
 
 
 def implementation_names() -> list[str]:
@@ -43,6 +30,16 @@ def implementation_names() -> list[str]:
 
 
 IMPLEMENTATIONS = implementation_names()
+
+
+def select(names: list[str]) -> None:
+    """Benchmark ``names`` from now on (the side-by-side run's ``--bench-impl``). In place: the
+    asv classes' parameter lists are this very list."""
+    IMPLEMENTATIONS[:] = names
+    _selected.cache_clear()
+
+#: ratios are <implementation> / BASELINE when the baseline is selected
+BASELINE = "torchrl"
 
 
 TIMER_VAR = "TORCHRL_CONFORMANCE_BENCH_TIMER"  # "cpu" (default) or "wall" (needed on CUDA)

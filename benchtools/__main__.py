@@ -1,0 +1,5 @@
+import sys
+
+from benchtools.cli import main
+
+sys.exit(main())

@@ -1,0 +1,196 @@
+"""``reports/benchmarks.md`` from a side-by-side run: ratio tables, per-point medians with their
+spread, per-area targets met or not, the machine's speed swing, repeatability against the run
+before, and log-log scaling plots."""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from pathlib import Path
+
+from benchtools import groups
+from benchtools.registry import BASELINE, threads
+from benchtools.repeatability import compare
+from benchtools.results import Run
+from benchtools.targets import ratio
+from conformance.areas import AREAS
+from conformance.files import atomic_write
+
+
+def _seconds(value: float | None) -> str:
+    if value is None:
+        return "not measured"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value / 1e-9:.3g} ns"
+
+
+def _cell(stats) -> str:
+    if stats is None:
+        return "not measured"
+    return (f"{_seconds(stats.median)} ({_seconds(stats.min)} – {_seconds(stats.max)}, "
+            f"{stats.rounds} rounds)")
+
+
+def ratio_table(points, impls: list[str], device: str) -> list[str]:
+    """Per workload: <impl> / baseline over the grid (min, median, max)."""
+    base = BASELINE if BASELINE in impls else impls[0]
+    lines = [f"| workload | implementation / {base} | points | min | median | max |",
+             "|---|---|---|---|---|---|"]
+    for area, workload in groups.workloads():
+        if workload.area is None:
+            continue
+        for impl in (i for i in impls if i != base):
+            ratios = []
+            for params in workload.points():
+                value = ratio(points.get(workload.name, impl, device, **params),
+                              points.get(workload.name, base, device, **params))
+                if value is not None:
+                    ratios.append(value)
+            name = f"`{area}.{workload.name}`"
+            if not ratios:
+                lines.append(f"| {name} | {impl} | 0 | not measured | | |")
+                continue
+            lines.append(f"| {name} | {impl} | {len(ratios)} | {min(ratios):.3g} | "
+                         f"{statistics.median(ratios):.3g} | {max(ratios):.3g} |")
+    return lines
+
+
+def point_tables(points, impls: list[str], device: str, skips: dict) -> list[str]:
+    """Every point: median (min – max, rounds) per implementation, and the ratio."""
+    base = BASELINE if BASELINE in impls else impls[0]
+    out = []
+    for area, workload in groups.workloads():
+        columns = impls if workload.area else [None]
+        out += ["", f"### `{area}.{workload.name}`: {workload.doc}", ""]
+        header = [*workload.params, *(c or "time" for c in columns)]
+        others = [i for i in columns if i and i != base]
+        header += [f"{i} / {base}" for i in others if base in columns]
+        out += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        for params in workload.points():
+            row = [str(v) for v in params.values()]
+            for impl in columns:
+                stats = points.get(workload.name, impl, device, **params)
+                reason = skips.get((workload.name, impl, tuple(str(v) for v in params.values())))
+                row.append(f"n/a ({reason})" if stats is None and reason else _cell(stats))
+            if base in columns:
+                for impl in others:
+                    value = ratio(points.get(workload.name, impl, device, **params),
+                                  points.get(workload.name, base, device, **params))
+                    row.append("" if value is None else f"{value:.3g}")
+            out.append("| " + " | ".join(row) + " |")
+    return out
+
+
+def plot(points, impls: list[str], device: str, folder: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    for area, workload in groups.workloads():
+        size = workload.size_key
+        fig, ax = plt.subplots(figsize=(6, 4))
+        drawn = False
+        others = {k: v for k, v in workload.params.items() if k != size}
+        fixed = [dict(zip(others, combo, strict=True)) for combo in
+                 itertools.product(*others.values())]
+        for impl in impls if workload.area else [None]:
+            for rest in fixed:
+                xs, ys, lo, hi = [], [], [], []
+                for x in workload.params[size]:
+                    stats = points.get(workload.name, impl, device, **rest, **{size: x})
+                    if stats is not None:
+                        xs.append(float(x))
+                        ys.append(stats.median)
+                        lo.append(stats.median - stats.min)
+                        hi.append(stats.max - stats.median)
+                if xs:
+                    label = ", ".join([impl or "yardstick", *(f"{v}" for v in rest.values())])
+                    ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=2, label=label)
+                    drawn = True
+        if not drawn:
+            plt.close(fig)
+            continue
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(size)
+        ax.set_ylabel("seconds (median; bars: min – max)")
+        ax.set_title(f"{area}.{workload.name}", fontsize=9)
+        ax.legend(fontsize=7)
+        path = folder / f"{area}.{workload.name}.png"
+        fig.tight_layout()
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def _stack() -> str:
+    from conformance.versions import installed_version
+
+    return ", ".join(f"{p} {installed_version(p)}" for p in ("torch", "torchrl", "tensordict"))
+
+
+def machine_swing(points) -> str:
+    """How much the machine's speed moved during the run: per point, its slowest decile of
+    cycles over its fastest (the same call, the same inputs), over every point with 10 cycles."""
+    swings = []
+    for _, stats in points.items():
+        cycles = sorted(stats.cycles)
+        if len(cycles) >= 10:
+            swings.append(cycles[-1 - len(cycles) // 10] / cycles[len(cycles) // 10])
+    if not swings:
+        return ""
+    return (f"The machine's speed moved during the run: the same call's slowest tenth of cycles "
+            f"over its fastest tenth was {statistics.median(swings):.2f}x (median over "
+            f"{len(swings)} points; max {max(swings):.2f}x). Paired ratios cancel that; raw "
+            "medians carry it.")
+
+
+
+
+def write(run: Run, path: Path, *, command: str, seconds: float | None, skips: dict,
+          previous: Run | None, plots: Path) -> Path:
+    """Write the report of ``run`` to ``path`` (plots into ``plots``)."""
+    points, impls, device = run.points, run.implementations, run.device
+    machine = run.document.get("machine_info", {})
+    when = run.document.get("datetime", "?")
+    lines = [
+        "# Benchmarks: side by side", "",
+        f"`{command}` on {when[:19]} UTC"
+        + (f", {seconds / 60:.1f} minutes" if seconds else "") + "; "
+        f"{_stack()}; {device}, {threads()} torch thread(s), "
+        f"{machine.get('cpu', {}).get('count', '?')} cores "
+        f"({machine.get('cpu', {}).get('brand_raw', '?')}).",
+        "",
+        "Every implementation of a point is measured in this one process, in turns with the "
+        "points it is compared with (a cycle gives each call a 10 ms slice of calibrated rounds; "
+        "pytest-benchmark times the cycles; cycles repeat over the run's passes). Times are "
+        + ("the process's CPU time (one thread: other processes on the machine barely change "
+           "it)" if device == "cpu" else "wall time")
+        + ": a point's median is over its cycles' medians, with the min – max over its rounds. "
+        "A ratio of two points measured in turns is the median over cycles of their per-cycle "
+        "ratio (each pair timed within milliseconds, in one state of the machine); other ratios "
+        "divide medians. Absolute times on a shared machine are noise: quote ratios. Below 1: "
+        "faster than the baseline.",
+        "", machine_swing(points),
+        "", "## Ratios", "", *ratio_table(points, impls, device),
+        "", "## Targets (measured in this run, not asserted)", "",
+    ]
+    for area, targets in itertools.groupby(groups.targets(), key=lambda pair: pair[0]):
+        lines += [f"**{AREAS[area]}**", ""]
+        for _, target in targets:
+            lines += target.lines(points, impls)
+        lines.append("")
+    if previous is not None:
+        lines += ["## Repeatability against the previous full run", "",
+                  "\n".join(compare(previous.points, points)), ""]
+    lines += ["", "## Points", *point_tables(points, impls, device, skips)]
+    written = plot(points, impls, device, plots)
+    lines += ["", "## Scaling plots", ""]
+    lines += [f"![{p.stem}]({plots.name}/{p.name})" for p in written]
+    atomic_write(path, "\n".join(lines) + "\n")
+    return path

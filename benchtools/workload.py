@@ -1,0 +1,172 @@
+"""A workload, written once, and the asv benchmark class made from it.
+
+A ``Workload`` names an area, a parameter grid and ``prepare(area_object, device, **params)``,
+which builds everything untimed and returns a ``Timed``: the call to time and, when each call
+needs fresh state (say, the maximum put back under the ring cursor), what to run untimed before
+it. asv (``bench_<area>.py`` classes, history) and pytest-benchmark (``benchtools.side_by_side``,
+ratios in one process) both time exactly ``Timed.call``; neither has workload code of its own.
+
+Three kinds of asv class come from a workload: ``asv_class`` (``time_<name>``: raw times),
+``asv_versus_baseline`` (``track_ratio``: <implementation> / torchrl at the same point) and
+``asv_versus_companions`` (``track_ratio``: the point over the point its targets divide it by).
+A ratio is timed in turns (``benchtools.turns``), so asv records it with history, ``asv compare``
+and ``asv continuous`` like any other benchmark.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from benchtools import registry, turns
+
+
+@dataclass(frozen=True)
+class Timed:
+    call: Callable[[], object]
+    before: Callable[[], object] | None = None  # untimed, before every single call
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str  #: the method name: ``time_<name>``
+    area: str | None  #: None: an implementation-independent yardstick (e.g. one torch.tanh)
+    params: dict[str, list]  #: in order; the last is the size the scaling plots use
+    prepare: Callable[..., Timed] = field(repr=False)
+    doc: str = ""
+    #: each call needs state that the call itself destroys (``Timed.before`` restores it)
+    fresh_state: bool = False
+    #: params -> the other points (workload name in the same module, params) that a target
+    #: divides this point by: the side-by-side run measures them interleaved with this point
+    companions: Callable[[dict], list[tuple[str, dict]]] | None = field(default=None,
+                                                                        repr=False)
+
+    def build(self, implementation: str | None, device: str, **params) -> Timed:
+        """Resolve the area through the registry, then prepare (raises NotImplementedError
+        for what cannot run here)."""
+        dev = registry.device(device)
+        area = registry.area_of(implementation, self.area) if self.area else None
+        return self.prepare(area, dev, **params)
+
+    def points(self):
+        """Every parameter combination, as dicts (implementation and device excluded)."""
+        names = list(self.params)
+        for combo in itertools.product(*self.params.values()):
+            yield dict(zip(names, combo, strict=True))
+
+    @property
+    def size_key(self) -> str:
+        return list(self.params)[-1]
+
+    @property
+    def version(self) -> str:
+        # asv compares results only while a benchmark's version is unchanged: tie it to the
+        # workload's own source, not to the generic method below that every class shares
+        return hashlib.sha256(inspect.getsource(self.prepare).encode()).hexdigest()[:16]
+
+
+def same_point(*names: str) -> Callable[[dict], list[tuple[str, dict]]]:
+    """Companions: the workloads ``names`` at the same parameters."""
+    return lambda params: [(name, dict(params)) for name in names]
+
+
+def asv_class(class_name: str, workload: Workload, **attributes) -> type:
+    """An asv benchmark class ``class_name`` with one method, ``time_<workload.name>``, over
+    params [implementation,] device, *grid.
+
+    A ``fresh_state`` workload gets one call per sample and ``Timed.before`` in ``setup``
+    (asv runs setup before every sample when ``number`` is 1), and no warm-up call.
+    """
+    names = (["implementation"] if workload.area else []) + ["device", *workload.params]
+    grid = ([registry.IMPLEMENTATIONS] if workload.area else []) + [registry.DEVICES,
+                                                                   *workload.params.values()]
+
+    def setup(self, *args):
+        given = dict(zip(names, args, strict=True))
+        impl = given.pop("implementation", None)
+        self.timed = workload.build(impl, given.pop("device"), **given)
+        if self.timed.before is not None:
+            self.timed.before()
+
+    def timed_call(self, *args):
+        self.timed.call()
+
+    timed_call.version = workload.version
+    timed_call.__doc__ = workload.doc
+    body = {"params": grid, "param_names": names, "setup": setup,
+            f"time_{workload.name}": timed_call, "timeout": 600,
+            # 2 rounds x 5-20 samples: medians repeat within a few percent
+            "rounds": 2, "repeat": (5, 20, 10.0), "timer": registry.timer()}
+    if workload.fresh_state:
+        body.update(number=1, warmup_time=0.0, repeat=(10, 40, 10.0))
+    body.update(attributes)
+    return type(class_name, (), body)
+
+
+#: seconds of timed work behind one ratio that asv tracks (both calls, in turns)
+RATIO_BUDGET = 0.5
+
+
+def timing(workload: Workload, implementation: str | None, device: str, clock,
+           **params) -> turns.Timing:
+    """The calibrated Timing of a point, its probe call (the warm-up) already made."""
+    timed = workload.build(implementation, device, **params)
+    result = turns.Timing(timed.call, timed.before)
+    turns.calibrate(result, clock, turns.probe(result, clock))
+    return result
+
+
+def _ratio_class(class_name: str, names: list[str], grid: list, pair, doc: str) -> type:
+    """An asv class with one method, ``track_ratio``, over ``names``/``grid``; ``pair(given)``
+    builds the (numerator, denominator) Timings of a point."""
+    clock = registry.timer()
+
+    def setup(self, *args):
+        self.pair = pair(dict(zip(names, args, strict=True)), clock)
+
+    def track_ratio(self, *args):
+        return turns.ratio_in_turns(*self.pair, clock, RATIO_BUDGET)
+
+    track_ratio.__doc__ = doc
+    return type(class_name, (), {"params": grid, "param_names": names, "setup": setup,
+                                 "track_ratio": track_ratio, "unit": "ratio", "timeout": 600,
+                                 "rounds": 1, "repeat": 1})
+
+
+def asv_versus_baseline(class_name: str, workload: Workload) -> type:
+    """<implementation> / the baseline (torchrl) at every point, for every other selected
+    implementation (n/a when the baseline is not selected)."""
+    others = [i for i in registry.IMPLEMENTATIONS if i != registry.BASELINE]
+    names = ["implementation", "device", *workload.params]
+
+    def pair(given, clock):
+        if registry.BASELINE not in registry.IMPLEMENTATIONS:
+            raise NotImplementedError(f"{registry.BASELINE} is not selected")
+        impl, device = given.pop("implementation"), given.pop("device")
+        return (timing(workload, impl, device, clock, **given),
+                timing(workload, registry.BASELINE, device, clock, **given))
+
+    return _ratio_class(class_name, names, [others or [registry.BASELINE], registry.DEVICES,
+                                            *workload.params.values()], pair,
+                        f"{workload.name}: implementation / {registry.BASELINE}, in turns")
+
+
+def asv_versus_companions(class_name: str, workload: Workload, siblings: list[Workload]) -> type:
+    """The point over its companion (``Workload.companions``: a yardstick, or the same call with
+    an option flipped), for every selected implementation: the ratios the targets quote."""
+    by_name = {w.name: w for w in siblings}
+    names = ["implementation", "device", *workload.params]
+
+    def pair(given, clock):
+        impl, device = given.pop("implementation"), given.pop("device")
+        (other_name, other_params), = workload.companions(given)
+        other = by_name[other_name]
+        return (timing(workload, impl, device, clock, **given),
+                timing(other, impl if other.area else None, device, clock, **other_params))
+
+    return _ratio_class(class_name, names, [registry.IMPLEMENTATIONS, registry.DEVICES,
+                                            *workload.params.values()], pair,
+                        f"{workload.name} over its companion point, in turns")
