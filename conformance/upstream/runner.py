@@ -37,12 +37,14 @@ from conformance import outcomes
 from conformance.cli import OneLineErrors
 from conformance.reporting.results_file import ResultsFileError
 from conformance.reporting.results_file import read as read_results
-from conformance.upstream import extension, not_tested, replay_gate, report
-from conformance.upstream.sources import Source, SourceError, extras_for, parse
+from conformance.upstream import extension, nightly, not_tested, replay_gate, report
+from conformance.upstream.sources import Source, SourceError, parse
 
 ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / ".nox" / "_upstream"
 REPORTS = ROOT / "reports"
+NIGHTLY_TORCHES = ["2.14.1"]  # tried after the --base ones: a base env is built on demand
+NIGHTLY_EXPECTATIONS = ROOT / "conformance" / "expectations" / "torchrl-nightly.txt"
 BASE_REQUIREMENTS = ["numpy", "scipy", "pandas", "hypothesis", "pytest", "pytest-timeout",
                      "cloudpickle", "packaging", "orjson", "importlib_metadata"]
 
@@ -88,7 +90,7 @@ def resolve_commit(repo: str, ref: str) -> str:
                 raise SourceError(f"git:{repo}@{ref}: {repo} is not a git repository")
             raise SourceError(f"git:{repo}@{ref}: no commit, branch or tag {ref!r} in {repo}")
         return proc.stdout.strip()
-    proc = _git("ls-remote", repo, ref)
+    proc = _git("ls-remote", "--", repo, ref)
     if proc.returncode:
         raise SourceError(f"git ls-remote {repo}: {_last_line(proc.stderr)}")
     found = [line.split("\t") for line in proc.stdout.splitlines() if "\t" in line]
@@ -121,7 +123,7 @@ def materialize_git(source: Source) -> Source:
                                   f"{_last_line(archive.stderr.decode(errors='replace'))}")
             subprocess.run(["tar", "-x", "-C", str(partial)], input=archive.stdout, check=True)
         else:
-            for step in (("init", "-q"), ("fetch", "-q", "--depth", "1", repo, commit),
+            for step in (("init", "-q"), ("fetch", "-q", "--depth", "1", "--", repo, commit),
                          ("-c", "advice.detachedHead=false", "checkout", "-q", "FETCH_HEAD")):
                 proc = _git(*step, cwd=partial)
                 if proc.returncode:
@@ -144,7 +146,7 @@ def install(source: Source, python: str) -> Path:
     if stamp.is_file():
         return target
     shutil.rmtree(target, ignore_errors=True)
-    requirements = [*source.install, source.tensordict, *extras_for(source.version)]
+    requirements = [*source.install, source.tensordict, *source.helpers]
     proc = subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--progress-bar",
                            "off", "--target", str(target), *requirements],
                           capture_output=True, text=True)
@@ -227,6 +229,28 @@ def _safe(text: str) -> str:
     return re.sub(r"[^\w.+-]+", "_", text).strip("_") or "source"
 
 
+def _shown(argument: str) -> str:
+    return argument if len(argument) <= 80 else f"{argument[:60]}... ({len(argument)} characters)"
+
+
+def unresolved_label(argument: str) -> str:
+    """A column for a source that was never resolved: never a release's label (``typo/0.13.3``
+    must not replace the stored 0.13.3 column), never longer than a file name may be."""
+    name = _safe(Path(argument.rstrip("/")).name or argument)[:60]
+    return f"unresolved-{name}"
+
+
+def resolve(argument: str, args) -> Source:
+    """A source argument pinned down: parsed, a git ref extracted, a nightly paired."""
+    source = parse(argument)
+    if source.kind == "git":
+        return materialize_git(source)
+    if source.kind == "nightly":
+        torches = list(dict.fromkeys([*args.base, *NIGHTLY_TORCHES]))
+        return nightly.resolve(source, nightly.Index(sys.executable), torches, WORK / "wheels")
+    return source
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineErrors(prog="nox -s upstream --", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -281,12 +305,10 @@ def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, 
     of where its C++ trees came from and how long each step took)."""
     reason, source = None, None
     try:
-        source = parse(argument)
-        if source.kind == "git":
-            source = materialize_git(source)
-    except (SourceError, subprocess.SubprocessError) as exc:
-        reason = f"cannot resolve {argument}: {exc}"
-    label = base = _safe(source.label if source else Path(argument.rstrip("/")).name or argument)
+        source = resolve(argument, args)
+    except (SourceError, nightly.NightlyError, subprocess.SubprocessError, OSError) as exc:
+        source, reason = None, f"cannot resolve {_shown(argument)}: {exc}"
+    label = base = source.label if source else unresolved_label(argument)
     number = 1
     while label in taken:  # two sources of one version in one run: both columns kept
         number += 1
@@ -295,7 +317,9 @@ def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, 
     results = args.reports_dir / "upstream" / f"{label}.json"
     results.unlink(missing_ok=True)  # never judge a source by an earlier run's results
     record = {"label": label, "argument": argument, "kind": source.kind if source else "unknown",
-              "torch": source.torch if source else None, "install_s": None, "trees_s": None,
+              "torch": source.torch if source else None,
+              "tensordict": source.tensordict if source else None,
+              "pairing": source.pairing if source else [], "install_s": None, "trees_s": None,
               "trees": "not looked at (the source is not tested)", "trees_problem": None}
     python, path, trees = None, "", None
     if source is not None:
@@ -322,7 +346,9 @@ def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, 
         passed, text = verdict(_rows(results), None)
         return label, passed, text, results, record
     t_tests = time.time()
-    returncode = run_source(source, label, python, path, args.expectations, args.pytest_args,
+    expectations = args.expectations or (
+        [str(NIGHTLY_EXPECTATIONS)] if source.kind == "nightly" else [])
+    returncode = run_source(source, label, python, path, expectations, args.pytest_args,
                             results, trees.problem if trees else None)
     record["tests_s"] = time.time() - t_tests
     rows = _rows(results)
