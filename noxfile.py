@@ -145,6 +145,19 @@ def upstream(session: nox.Session) -> None:
 
 
 @nox.session(venv_backend="none", default=False)
+def bisect(session: nox.Session) -> None:
+    """The first commit of a pytorch/rl clone at which the given specs change verdict.
+
+    ``nox -s bisect -- --repo PATH --good REF --bad REF NODEID [NODEID ...] [--json PATH]``;
+    each step is tested as ``nox -s upstream -- git:PATH@SHA`` would test it.
+    """
+    python = stack_python(session)
+    torch = stack_pins()["torch"]
+    _run(session, python, "-m", "conformance.upstream.bisect", "--base", f"{torch}={python}",
+         *session.posargs)
+
+
+@nox.session(venv_backend="none", default=False)
 def libraries(session: nox.Session) -> None:
     """The suite on reference, torchrl and each RL library (sb3, tianshou, cpprb, skrl), each
     installed in its own layer over the stack environment; writes reports/libraries.*.

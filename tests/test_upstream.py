@@ -96,18 +96,20 @@ def test_unresolvable_and_uninstallable_sources_are_not_tested_columns_and_fail(
     verdicts = proc.stderr.strip().splitlines()
     assert verdicts[0].startswith("torchrl 99.0.0: NOT TESTED: install failed: pip install "
                                   "torchrl==99.0.0")
-    assert verdicts[1] == (f"torchrl torchrl-0.14.1-py3-none-any.whl: NOT TESTED: cannot resolve "
+    # a source that was never resolved is labelled so, never by a release's name (issue #21)
+    assert verdicts[1] == (f"torchrl unresolved-torchrl-0.14.1-py3-none-any.whl: NOT TESTED: "
+                           f"cannot resolve "
                            f"{fake}: {fake} is not a wheel: not a zip archive")
-    assert verdicts[2].startswith("torchrl notrl: NOT TESTED: cannot resolve") and \
+    assert verdicts[2].startswith("torchrl unresolved-notrl: NOT TESTED: cannot resolve") and \
         verdicts[2].endswith("has no version.txt: is it a pytorch/rl checkout?")
-    for label in ("99.0.0", "torchrl-0.14.1-py3-none-any.whl", "notrl"):
+    for label in ("99.0.0", "unresolved-torchrl-0.14.1-py3-none-any.whl", "unresolved-notrl"):
         rows = _results(tmp_path, label)
         assert [(r["nodeid"], r["outcome"], r["expected"]) for r in rows] == [(
             "conformance/test_ppo_value_clipping.py::test_negative_clip_value_is_rejected[torchrl]",
             "not tested", False)]
         assert rows[0]["message"].startswith("NOT TESTED: ")
     md = (tmp_path / "reports" / "upstream.md").read_text()
-    assert "conformant" not in md and "| torchrl notrl | NOT TESTED: cannot resolve" in md
+    assert "conformant" not in md and "| torchrl unresolved-notrl | NOT TESTED: cannot resolve" in md
 
 
 def test_broken_checkout_fails_the_gate_with_a_one_line_reason(tmp_path):
