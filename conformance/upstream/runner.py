@@ -38,7 +38,7 @@ from conformance.cli import OneLineErrors
 from conformance.reporting.results_file import ResultsFileError
 from conformance.reporting.results_file import read as read_results
 from conformance.upstream import extension, nightly, not_tested, replay_gate, report
-from conformance.upstream.sources import Source, SourceError, parse
+from conformance.upstream.sources import Source, SourceError, parse, shown
 
 ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / ".nox" / "_upstream"
@@ -229,10 +229,6 @@ def _safe(text: str) -> str:
     return re.sub(r"[^\w.+-]+", "_", text).strip("_") or "source"
 
 
-def _shown(argument: str) -> str:
-    return argument if len(argument) <= 80 else f"{argument[:60]}... ({len(argument)} characters)"
-
-
 def unresolved_label(argument: str) -> str:
     """A column for a source that was never resolved: never a release's label (``typo/0.13.3``
     must not replace the stored 0.13.3 column), never longer than a file name may be."""
@@ -307,7 +303,7 @@ def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, 
     try:
         source = resolve(argument, args)
     except (SourceError, nightly.NightlyError, subprocess.SubprocessError, OSError) as exc:
-        source, reason = None, f"cannot resolve {_shown(argument)}: {exc}"
+        source, reason = None, f"cannot resolve {shown(argument)}: {exc}"
     label = base = source.label if source else unresolved_label(argument)
     number = 1
     while label in taken:  # two sources of one version in one run: both columns kept

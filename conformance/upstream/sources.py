@@ -126,20 +126,21 @@ GIT_REF = re.compile(r"^[\w][\w./+~^-]*$")  # what a branch, tag or sha looks li
 MAX_ARGUMENT = 1000
 
 
-def _shown(argument: str) -> str:
-    return argument if len(argument) <= 80 else f"{argument[:60]}... ({len(argument)} characters)"
+def shown(argument: str) -> str:
+    """The argument as messages quote it: whole unless absurdly long."""
+    return argument if len(argument) <= 200 else f"{argument[:60]}... ({len(argument)} characters)"
 
 
 def parse(argument: str) -> Source:
     try:
         return _parse(argument)
     except OSError as exc:  # e.g. a name longer than the file system allows
-        raise SourceError(f"{_shown(argument)!r}: {exc.strerror or exc}") from None
+        raise SourceError(f"{shown(argument)!r}: {exc.strerror or exc}") from None
 
 
 def _parse(argument: str) -> Source:
     if len(argument) > MAX_ARGUMENT or "\x00" in argument or "\n" in argument:
-        raise SourceError(f"{_shown(argument)!r} is too long or not one line")
+        raise SourceError(f"{shown(argument)!r} is too long or not one line")
     if RELEASE.match(argument):
         return Source(argument, "release", argument, [f"torchrl=={argument}"])
     nightly_match = NIGHTLY.match(argument)
@@ -148,16 +149,16 @@ def _parse(argument: str) -> Source:
     if argument.startswith("git:"):
         repo, sep, ref = argument[4:].rpartition("@")
         if not sep or not repo or not ref:
-            raise SourceError(f"{_shown(argument)!r}: expected git:REPO@REF")
+            raise SourceError(f"{shown(argument)!r}: expected git:REPO@REF")
         if repo.startswith("-") or ref.startswith("-"):  # git would read it as an option
-            raise SourceError(f"{_shown(argument)!r}: a repository or ref cannot start with '-'")
+            raise SourceError(f"{shown(argument)!r}: a repository or ref cannot start with '-'")
         if not GIT_REF.match(ref):
-            raise SourceError(f"{_shown(argument)!r}: {ref!r} is not a branch, tag or commit name")
+            raise SourceError(f"{shown(argument)!r}: {ref!r} is not a branch, tag or commit name")
         return Source(argument, "git", "unknown", path=Path(repo), ref=ref)
     path = Path(argument)
     if NIGHTLY_WHEEL.match(path.name):
         if not path.is_file():
-            raise SourceError(f"no such wheel file: {_shown(argument)}")
+            raise SourceError(f"no such wheel file: {shown(argument)}")
         _check_wheel(path, argument)
         return Source(argument, "nightly", NIGHTLY_WHEEL.match(path.name).group(1),
                       [str(path.resolve())])
@@ -172,6 +173,6 @@ def _parse(argument: str) -> Source:
     if path.is_dir():
         return Source(argument, "checkout", _checkout_version(path), path=path.resolve())
     raise SourceError(
-        f"{_shown(argument)!r} is neither a release (0.13.3), a wheel file, a checkout "
+        f"{shown(argument)!r} is neither a release (0.13.3), a wheel file, a checkout "
         "directory, nightly[:YYYY.MM.DD] nor git:REPO@REF"
     )
