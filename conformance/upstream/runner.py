@@ -37,7 +37,7 @@ from conformance import outcomes
 from conformance.cli import OneLineErrors
 from conformance.reporting.results_file import ResultsFileError
 from conformance.reporting.results_file import read as read_results
-from conformance.upstream import extension, nightly, not_tested, replay_gate, report
+from conformance.upstream import extension, nightly, not_tested, pairing, replay_gate, report
 from conformance.upstream.sources import Source, SourceError, parse, shown
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -134,14 +134,28 @@ def materialize_git(source: Source) -> Source:
     resolved = parse(str(target))
     resolved.argument, resolved.kind, resolved.ref = source.argument, "git", source.ref
     resolved.commit = commit
+    resolved.date = commit_date(repo, commit)
     return resolved
+
+
+def commit_date(repo: str, commit: str) -> str | None:
+    """The committer date as the nightlies spell theirs (2024.11.5), or None (a URL)."""
+    if not Path(repo).exists():
+        return None
+    proc = _git("-C", repo, "show", "-s", "--format=%cs", commit, "--")
+    if proc.returncode or not proc.stdout.strip():
+        return None
+    y, m, d = (int(p) for p in proc.stdout.strip().split("-"))
+    return f"{y}.{m}.{d}"
 
 
 def install(source: Source, python: str) -> Path:
     """The folder to put on PYTHONPATH, installed once: torchrl (unless the source is a checkout,
     which brings its own), the tensordict of its minor and the pinned helpers."""
-    # a checkout's dependencies depend on its version only, not on its commit
-    target = WORK / (source.label if source.install else f"{source.version}-deps")
+    # a checkout's dependencies depend on its version (and its pairing), not on its commit
+    deps = f"{source.version}-deps" + (f"-{_safe(source.tensordict_pin)}"
+                                       if source.tensordict_pin else "")
+    target = WORK / (source.label if source.install else deps)
     stamp = target / ".installed"
     if stamp.is_file():
         return target
@@ -154,6 +168,32 @@ def install(source: Source, python: str) -> Path:
         raise SourceError(f"pip install {' '.join(requirements)} failed: {_last_line(proc.stderr)}")
     stamp.write_text(" ".join(requirements))
     return target
+
+
+def install_paired(source: Source, python: str) -> tuple[Path, str, str | None]:
+    """Install and import the source: (folder, PYTHONPATH, why it does not import or None).
+
+    A git commit tries the candidates of its rule chain (``pairing.py``) in order and keeps the
+    first that imports; ``source.pairing`` says which rules were tried and why each was left."""
+    chain = [None]
+    if source.kind == "git":
+        index = nightly.Index(sys.executable)
+        chain = pairing.candidates(source.path, source.commit, source.date,
+                                   lambda: index.versions(nightly.TENSORDICT)) or [None]
+    tried = []
+    for candidate in chain:
+        if candidate is not None:
+            source.tensordict_pin = candidate.tensordict
+            source.pairing = [*tried, f"{candidate.tensordict}: {candidate.why}"]
+        target = install(source, python)
+        path = pythonpath(source, target)
+        imported_from = source.path if source.kind in ("checkout", "git") else target
+        reason = import_problem(python, path, imported_from)
+        if not reason or candidate is None:
+            return target, path, reason
+        tried.append(f"{candidate.tensordict} left: {reason}")
+        log(f"    {candidate.tensordict}: {reason}; next rule")
+    return target, path, reason
 
 
 def pythonpath(source: Source, target: Path | None) -> str:
@@ -323,11 +363,9 @@ def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, 
         try:
             python = base_python(source.torch, args.base)
             t_install = time.time()
-            target = install(source, python)
+            target, path, reason = install_paired(source, python)
             record["install_s"] = time.time() - t_install
-            path = pythonpath(source, target)
-            imported_from = source.path if source.kind in ("checkout", "git") else target
-            reason = import_problem(python, path, imported_from)
+            record.update(tensordict=source.tensordict, pairing=source.pairing)
             if not reason:  # the C++ trees: shipped, or built from the source's own csrc
                 trees = extension.prepare(source, python, path, WORK, args.torchrl_git, log)
                 path = trees.pythonpath(path)
@@ -335,7 +373,7 @@ def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, 
                               trees_s=trees.seconds)
                 log(f"    C++ trees: {trees.origin}" + (f" — replay specs cannot be tested "
                     f"here: {trees.problem}" if trees.problem else ""))
-        except (SourceError, subprocess.SubprocessError, OSError) as exc:
+        except (SourceError, subprocess.SubprocessError, OSError, ValueError) as exc:
             reason = reason or f"install failed: {exc}"
     if reason:
         not_tested.write(results, label, reason, args.pytest_args)

@@ -71,6 +71,7 @@ class Source:
     torch_pin: str | None = None
     extras: list[str] | None = None
     pairing: list[str] = field(default_factory=list)  # why each pin was chosen
+    date: str | None = None  # a git commit's committer date, YYYY.M.D (the date rule)
 
     @property
     def label(self) -> str:
