@@ -30,9 +30,12 @@ def test_setup_py_requirement_and_no_nightly_index_needed_before_the_date_rule(t
     assert [c.tensordict for c in chain] == ["tensordict==0.6.*"]
 
 
-def test_a_date_before_every_nightly_and_no_requirement_says_why(tmp_path):
-    with pytest.raises(ValueError, match="no tensordict-nightly published on or before 2022.1.1"):
-        pairing.candidates(tmp_path, "abc", "2022.1.1", lambda: NIGHTLIES)
+def test_no_rule_applies_before_every_nightly_or_without_an_index(tmp_path):
+    assert pairing.candidates(tmp_path, "abc", "2022.1.1", lambda: NIGHTLIES) == []
+
+    def unreachable():
+        raise ValueError("cannot list tensordict-nightly on the package index")
+    assert pairing.candidates(tmp_path, "abc", "2024.11.30", unreachable) == []
 
 
 def test_measured_overrides_come_last(tmp_path, monkeypatch):

@@ -55,7 +55,8 @@ def candidates(tree: Path, commit: str | None, day: str | None, nightly_versions
     """The rule chain for a source tree: candidates in the order they are tried.
 
     ``day`` is the commit's date (``2024.11.5``); ``nightly_versions()`` lists the
-    tensordict-nightly versions on the index (called only when the date rule is reached)."""
+    tensordict-nightly versions on the index (called only when the date rule is reached).
+    Empty when no rule applies: the runner then keeps the release rule (version.txt's minor)."""
     found = []
     spec = own_requirement(tree)
     minor = lowest_minor(spec) if spec else None
@@ -65,15 +66,11 @@ def candidates(tree: Path, commit: str | None, day: str | None, nightly_versions
     if day:
         try:
             nightly = newest_on_or_before(nightly_versions(), day)
-        except ValueError as exc:  # the index cannot be read: the other rules still stand
-            nightly, why = None, str(exc)
-        else:
-            why = f"no {TENSORDICT} published on or before {day}"
+        except ValueError:  # the index cannot be read: the other rules still stand
+            nightly = None
         if nightly:
             found.append(Candidate(f"{TENSORDICT}=={nightly}", f"the date rule: the newest "
                                    f"{TENSORDICT} on or before the commit's date {day}"))
-        elif not found:
-            raise ValueError(why)
     if commit and commit in OVERRIDES:
         requirement, measured = OVERRIDES[commit]
         found.append(Candidate(requirement, f"measured override: {measured}"))
