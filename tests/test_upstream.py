@@ -9,7 +9,7 @@ import zipfile
 import pytest
 
 from conformance.plugin import expectations as exp
-from conformance.upstream import draft_expectations, runner, sources
+from conformance.upstream import draft_expectations, git_source, runner, sources
 from tests.conftest import ROOT
 
 
@@ -153,26 +153,26 @@ def _commit(repo, text):
                           capture_output=True, text=True).stdout.strip()
 
 
-def test_git_refs_are_labelled_and_extracted_by_their_commit(tmp_path, monkeypatch):
+def test_git_refs_are_labelled_and_extracted_by_their_commit(tmp_path):
     repo = _checkout(tmp_path / "rl", init="")
     _git(repo, "init", "-q", "-b", "main")
     first = _commit(repo, "A = 1\n")
     _git(repo, "branch", "feature")
     second = _commit(repo, "A = 2\n")
-    monkeypatch.setattr(runner, "WORK", tmp_path / "work")
-    main = runner.materialize_git(sources.parse(f"git:{repo}@main"))
-    feature = runner.materialize_git(sources.parse(f"git:{repo}@feature"))
+    work = tmp_path / "work"
+    main = git_source.materialize_git(sources.parse(f"git:{repo}@main"), work)
+    feature = git_source.materialize_git(sources.parse(f"git:{repo}@feature"), work)
     assert (main.label, feature.label) == (f"0.14.1+git.{second[:7]}", f"0.14.1+git.{first[:7]}")
     assert (feature.path / "torchrl" / "__init__.py").read_text() == "A = 1\n"
     _git(repo, "checkout", "-q", "feature")
     moved = _commit(repo, "A = 3\n")  # the branch moved: its new commit is extracted
-    again = runner.materialize_git(sources.parse(f"git:{repo}@feature"))
+    again = git_source.materialize_git(sources.parse(f"git:{repo}@feature"), work)
     assert again.label == f"0.14.1+git.{moved[:7]}"
     assert (again.path / "torchrl" / "__init__.py").read_text() == "A = 3\n"
     with pytest.raises(sources.SourceError, match="no commit, branch or tag 'nope'"):
-        runner.materialize_git(sources.parse(f"git:{repo}@nope"))
+        git_source.materialize_git(sources.parse(f"git:{repo}@nope"), work)
     with pytest.raises(sources.SourceError, match="is not a git repository"):
-        runner.materialize_git(sources.parse(f"git:{tmp_path / 'work'}@main"))
+        git_source.materialize_git(sources.parse(f"git:{tmp_path / 'work'}@main"), work)
 
 
 def test_two_sources_of_one_version_in_one_run_get_two_columns(tmp_path):
