@@ -130,7 +130,8 @@ def runner_evaluator(repo: str, nodeids: list[str], args):
         for nodeid in nodeids:
             hit = [r for r in rows if r["nodeid"].startswith(nodeid)]
             verdicts[nodeid] = ",".join(sorted({r["outcome"] for r in hit})) or "no result"
-            messages[nodeid] = next((r["message"] for r in hit if r["message"]), text)
+            messages[nodeid] = next((r["message"] for r in hit if r["message"]),
+                                    "passed" if hit else text)
         return Step(commit, verdicts, messages, time.time() - started)
 
     return evaluate

@@ -104,7 +104,10 @@ def pythonpath(source: Source, target: Path | None) -> str:
 def import_problem(python: str, path: str, expected: Path) -> str | None:
     """Why the source does not import, or None. It must be the source's own torchrl that
     imports, not one the base environment happens to have."""
-    code = "import torchrl, tensordict; print(torchrl.__file__)"
+    # the packages the adapters use, not only the top level: a tensordict that lets `import
+    # torchrl` pass can still lack what torchrl.modules needs (list_to_stack, 2025-04)
+    code = ("import torchrl, tensordict, torchrl.data, torchrl.modules, torchrl.objectives; "
+            "print(torchrl.__file__)")
     try:
         proc = subprocess.run([python, "-c", code], capture_output=True, text=True,
                               env={**os.environ, "PYTHONPATH": path}, timeout=300)
