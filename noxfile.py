@@ -133,7 +133,7 @@ def upstream(session: nox.Session) -> None:
 
     Arguments: releases (0.13.3), wheel files, checkouts, git:REPO@REF, nightly or
     nightly:YYYY.MM.DD (torchrl-nightly with the tensordict-nightly of that day or the newest
-    before it; expectations: conformance/expectations/torchrl-nightly.txt); options of
+    before it; expectations: conformance/expectations/torchrl_nightly.txt); options of
     ``python -m conformance.upstream.runner --help``. Default: every release from 0.4.0 to 0.14.1.
     The C++ sources of releases whose wheel has none (0.4 to 0.9) come from the TorchRL git
     repository of ``--torchrl-git`` or $TORCHRL_CONFORMANCE_GIT (a clone or a URL).

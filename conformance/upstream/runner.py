@@ -56,7 +56,7 @@ from conformance.upstream.text import safe
 ROOT = Path(__file__).resolve().parents[2]
 REPORTS = ROOT / "reports"
 NIGHTLY_TORCHES = ["2.14.1"]  # tried after the --base ones: a base env is built on demand
-NIGHTLY_EXPECTATIONS = ROOT / "conformance" / "expectations" / "torchrl-nightly.txt"
+NIGHTLY_EXPECTATIONS = ROOT / "conformance" / "expectations" / "torchrl_nightly.txt"
 
 
 def log(message: str) -> None:
