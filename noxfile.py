@@ -159,7 +159,9 @@ RELEASES = ["0.4.0", "0.5.0", "0.6.0", "0.7.2", "0.8.1", "0.9.2", "0.10.1", "0.1
 def upstream(session: nox.Session) -> None:
     """Run the suite against TorchRL sources and build reports/upstream.{md,html,csv}.
 
-    Arguments: releases (0.13.3), wheel files, checkouts or git:REPO@REF; options of
+    Arguments: releases (0.13.3), wheel files, checkouts, git:REPO@REF, nightly or
+    nightly:YYYY.MM.DD (torchrl-nightly with the tensordict-nightly of that day or the newest
+    before it; expectations: conformance/expectations/torchrl_nightly.txt); options of
     ``python -m conformance.upstream.runner --help``. Default: every release from 0.4.0 to 0.14.1.
     The C++ sources of releases whose wheel has none (0.4 to 0.9) come from the TorchRL git
     repository of ``--torchrl-git`` or $TORCHRL_CONFORMANCE_GIT (a clone or a URL).
@@ -168,6 +170,19 @@ def upstream(session: nox.Session) -> None:
     args = list(session.posargs) or RELEASES
     torch = stack_pins()["torch"]
     _run(session, python, "-m", "conformance.upstream.runner", "--base", f"{torch}={python}", *args)
+
+
+@nox.session(venv_backend="none", default=False)
+def bisect(session: nox.Session) -> None:
+    """The first commit of a pytorch/rl clone at which the given specs change verdict.
+
+    ``nox -s bisect -- --repo PATH --good REF --bad REF NODEID [NODEID ...] [--json PATH]``;
+    each step is tested as ``nox -s upstream -- git:PATH@SHA`` would test it.
+    """
+    python = stack_python(session)
+    torch = stack_pins()["torch"]
+    _run(session, python, "-m", "conformance.upstream.bisect", "--base", f"{torch}={python}",
+         *session.posargs)
 
 
 @nox.session(venv_backend="none", default=False)

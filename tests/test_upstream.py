@@ -9,7 +9,7 @@ import zipfile
 import pytest
 
 from conformance.plugin import expectations as exp
-from conformance.upstream import draft_expectations, runner, sources
+from conformance.upstream import draft_expectations, git_source, runner, sources
 from tests.conftest import ROOT
 
 
@@ -96,18 +96,20 @@ def test_unresolvable_and_uninstallable_sources_are_not_tested_columns_and_fail(
     verdicts = proc.stderr.strip().splitlines()
     assert verdicts[0].startswith("torchrl 99.0.0: NOT TESTED: install failed: pip install "
                                   "torchrl==99.0.0")
-    assert verdicts[1] == (f"torchrl torchrl-0.14.1-py3-none-any.whl: NOT TESTED: cannot resolve "
+    # a source that was never resolved is labelled so, never by a release's name (issue #21)
+    assert verdicts[1] == (f"torchrl unresolved-torchrl-0.14.1-py3-none-any.whl: NOT TESTED: "
+                           f"cannot resolve "
                            f"{fake}: {fake} is not a wheel: not a zip archive")
-    assert verdicts[2].startswith("torchrl notrl: NOT TESTED: cannot resolve") and \
+    assert verdicts[2].startswith("torchrl unresolved-notrl: NOT TESTED: cannot resolve") and \
         verdicts[2].endswith("has no version.txt: is it a pytorch/rl checkout?")
-    for label in ("99.0.0", "torchrl-0.14.1-py3-none-any.whl", "notrl"):
+    for label in ("99.0.0", "unresolved-torchrl-0.14.1-py3-none-any.whl", "unresolved-notrl"):
         rows = _results(tmp_path, label)
         assert [(r["nodeid"], r["outcome"], r["expected"]) for r in rows] == [(
             "conformance/test_ppo_value_clipping.py::test_negative_clip_value_is_rejected[torchrl]",
             "not tested", False)]
         assert rows[0]["message"].startswith("NOT TESTED: ")
     md = (tmp_path / "reports" / "upstream.md").read_text()
-    assert "conformant" not in md and "| torchrl notrl | NOT TESTED: cannot resolve" in md
+    assert "conformant" not in md and "| torchrl unresolved-notrl | NOT TESTED: cannot resolve" in md
 
 
 def test_broken_checkout_fails_the_gate_with_a_one_line_reason(tmp_path):
@@ -152,26 +154,26 @@ def _commit(repo, text):
                           capture_output=True, text=True).stdout.strip()
 
 
-def test_git_refs_are_labelled_and_extracted_by_their_commit(tmp_path, monkeypatch):
+def test_git_refs_are_labelled_and_extracted_by_their_commit(tmp_path):
     repo = _checkout(tmp_path / "rl", init="")
     _git(repo, "init", "-q", "-b", "main")
     first = _commit(repo, "A = 1\n")
     _git(repo, "branch", "feature")
     second = _commit(repo, "A = 2\n")
-    monkeypatch.setattr(runner, "WORK", tmp_path / "work")
-    main = runner.materialize_git(sources.parse(f"git:{repo}@main"))
-    feature = runner.materialize_git(sources.parse(f"git:{repo}@feature"))
+    work = tmp_path / "work"
+    main = git_source.materialize_git(sources.parse(f"git:{repo}@main"), work)
+    feature = git_source.materialize_git(sources.parse(f"git:{repo}@feature"), work)
     assert (main.label, feature.label) == (f"0.14.1+git.{second[:7]}", f"0.14.1+git.{first[:7]}")
     assert (feature.path / "torchrl" / "__init__.py").read_text() == "A = 1\n"
     _git(repo, "checkout", "-q", "feature")
     moved = _commit(repo, "A = 3\n")  # the branch moved: its new commit is extracted
-    again = runner.materialize_git(sources.parse(f"git:{repo}@feature"))
+    again = git_source.materialize_git(sources.parse(f"git:{repo}@feature"), work)
     assert again.label == f"0.14.1+git.{moved[:7]}"
     assert (again.path / "torchrl" / "__init__.py").read_text() == "A = 3\n"
     with pytest.raises(sources.SourceError, match="no commit, branch or tag 'nope'"):
-        runner.materialize_git(sources.parse(f"git:{repo}@nope"))
+        git_source.materialize_git(sources.parse(f"git:{repo}@nope"), work)
     with pytest.raises(sources.SourceError, match="is not a git repository"):
-        runner.materialize_git(sources.parse(f"git:{tmp_path / 'work'}@main"))
+        git_source.materialize_git(sources.parse(f"git:{tmp_path / 'work'}@main"), work)
 
 
 def test_two_sources_of_one_version_in_one_run_get_two_columns(tmp_path):

@@ -13,7 +13,7 @@ import os
 
 from conformance.implementations.adapter import LazyAdapter
 from conformance.interface import Untestable
-from conformance.versions import installed_version
+from conformance.versions import module_version
 
 
 @functools.cache
@@ -35,24 +35,14 @@ def _require_import() -> None:
     problem = import_problem()
     if problem:
         raise Untestable(
-            f"{problem} (torchrl {installed_version('torchrl')}, tensordict "
-            f"{installed_version('tensordict')}, torch {installed_version('torch')})"
+            f"{problem} (torchrl {module_version('torchrl')}, tensordict "
+            f"{module_version('tensordict')}, torch {module_version('torch')})"
         )
-
-
-def version_tuple() -> tuple[int, ...]:
-    """The installed torchrl release as a tuple, for feature switches in area adapters."""
-    parts = []
-    for p in installed_version("torchrl").split("+")[0].split("."):
-        if not p.isdigit():
-            break
-        parts.append(int(p))
-    return tuple(parts)
 
 
 IMPLEMENTATION = LazyAdapter(
     "torchrl",
-    lambda: os.environ.get(VERSION_LABEL) or installed_version("torchrl"),
+    lambda: os.environ.get(VERSION_LABEL) or module_version("torchrl"),
     "conformance.implementations.torchrl_areas",
     precondition=_require_import,
 )

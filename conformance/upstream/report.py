@@ -52,10 +52,13 @@ def sources_table(records: list[dict]) -> list[str]:
     """One row per column: status, base torch, where its C++ trees came from, times."""
     if not records:
         return []
-    lines = ["| source | status | base torch | C++ trees (`torchrl._torchrl`) | outcomes | "
-             "install | trees | tests | total |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| source | status | base torch | paired with (why) | C++ trees (`torchrl._torchrl`) "
+             "| outcomes | install | trees | tests | total |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in records:
-        cells = [f"torchrl {r['label']}", r["status"], r.get("torch") or "", r.get("trees") or "",
+        paired = "; ".join(r.get("pairing") or []) or (r.get("tensordict") or "")
+        cells = [f"torchrl {r['label']}", r["status"], r.get("torch") or "", paired,
+                 r.get("trees") or "",
                  r.get("outcomes") or "", _seconds(r.get("install_s")), _seconds(r.get("trees_s")),
                  _seconds(r.get("tests_s")), _seconds(r.get("total_s"))]
         lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")

@@ -1,10 +1,15 @@
 """Run the conformance suite against several TorchRL sources and build the version matrix.
 
+Orchestration only: what a source is (``sources.py``; git refs ``git_source.py``, nightlies
+``nightly.py``), what it is paired with (the release rule in ``sources.py``, the rule chains of
+``nightly.py`` and ``pairing.py``), where it runs (``environment.py``), its C++ trees
+(``extension.py``), and the reports (``report.py``) live in their own modules.
+
     python -m conformance.upstream.runner SOURCE [SOURCE ...] [--base TORCH=PYTHON]
                                           [--expectations FILE] [--pytest-args "ARGS"]
 
 Each source is installed (``pip install --no-deps --target``, a few MB) into
-``.nox/_upstream/<label>`` next to the tensordict of its minor, and run with a shared base
+``.nox/_upstream/<label>`` next to the tensordict its pairing chose, and run with a shared base
 environment per torch version (``.nox/_upstream-base-torch<version>``: torch plus the suite's
 dependencies), selected with PYTHONPATH. Where the source's shipped C++ trees
 (``torchrl._torchrl``) do not load next to that torch, or it has none, ``extension.py`` builds them
@@ -26,9 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -39,145 +42,28 @@ from conformance.cli import OneLineErrors
 from conformance.plugin.completeness import PARTIAL_EXIT
 from conformance.reporting.results_file import ResultsFileError
 from conformance.reporting.results_file import read as read_results
-from conformance.upstream import extension, not_tested, replay_gate, report
-from conformance.upstream.sources import Source, SourceError, extras_for, parse
+from conformance.upstream import extension, nightly, not_tested, replay_gate, report
+
+# base_python and install are also used through this module by benchmarks/history.py
+from conformance.upstream.environment import (  # noqa: F401
+    WORK,
+    base_python,
+    install,
+    install_paired,
+)
+from conformance.upstream.git_source import materialize_git
+from conformance.upstream.sources import Source, SourceError, parse, shown
+from conformance.upstream.text import safe
 
 ROOT = Path(__file__).resolve().parents[2]
-WORK = ROOT / ".nox" / "_upstream"
 REPORTS = ROOT / "reports"
 RUNNER_PARTIAL_EXIT = 3  # a source's run was partial (--pytest-args narrowed it): never a verdict
-BASE_REQUIREMENTS = ["numpy", "scipy", "pandas", "hypothesis", "pytest", "pytest-timeout",
-                     "cloudpickle", "packaging", "orjson", "importlib_metadata"]
+NIGHTLY_TORCHES = ["2.14.1"]  # tried after the --base ones: a base env is built on demand
+NIGHTLY_EXPECTATIONS = ROOT / "conformance" / "expectations" / "torchrl_nightly.txt"
 
 
 def log(message: str) -> None:
     print(f"[upstream] {message}", flush=True)
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[-1][:300] if lines else "no output"
-
-
-def base_python(torch: str, given: dict[str, str]) -> str:
-    """A python with torch==<torch> and the suite's dependencies (created once)."""
-    if torch in given:
-        return given[torch]
-    env = ROOT / ".nox" / f"_upstream-base-torch{torch}"
-    python = env / "bin" / "python"
-    stamp = env / "ready"
-    if not stamp.is_file():
-        log(f"creating base environment {env.relative_to(ROOT)} with torch {torch}")
-        subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
-        proc = subprocess.run([str(python), "-m", "pip", "install", "-q", "--progress-bar", "off",
-                               f"torch=={torch}", *BASE_REQUIREMENTS], capture_output=True, text=True)
-        if proc.returncode:
-            raise SourceError(f"cannot build a torch {torch} environment: {_last_line(proc.stderr)}")
-        stamp.write_text(torch)
-    return str(python)
-
-
-def _git(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", *args], capture_output=True, text=True, timeout=600, **kwargs)
-
-
-def resolve_commit(repo: str, ref: str) -> str:
-    """The commit a ref names now (a moved branch resolves to its new commit)."""
-    if Path(repo).exists():
-        proc = _git("-C", repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
-        if proc.returncode:
-            problem = _git("-C", repo, "rev-parse", "--git-dir")
-            if problem.returncode:
-                raise SourceError(f"git:{repo}@{ref}: {repo} is not a git repository")
-            raise SourceError(f"git:{repo}@{ref}: no commit, branch or tag {ref!r} in {repo}")
-        return proc.stdout.strip()
-    proc = _git("ls-remote", repo, ref)
-    if proc.returncode:
-        raise SourceError(f"git ls-remote {repo}: {_last_line(proc.stderr)}")
-    found = [line.split("\t") for line in proc.stdout.splitlines() if "\t" in line]
-    peeled = [sha for sha, name in found if name.endswith("^{}")]  # an annotated tag's commit
-    if peeled or found:
-        return (peeled or [found[0][0]])[0]
-    if re.fullmatch(r"[0-9a-f]{40}", ref):
-        return ref
-    raise SourceError(f"git:{repo}@{ref}: {repo} has no branch or tag {ref!r}")
-
-
-def materialize_git(source: Source) -> Source:
-    """Extract a git ref's tree into a folder keyed by its resolved commit (a ref that moved is
-    extracted anew) and treat it as a local checkout labelled by that commit."""
-    repo = str(source.path)
-    commit = resolve_commit(repo, source.ref)
-    name = re.sub(r"[^\w.-]+", "_", Path(repo.rstrip("/")).name.removesuffix(".git")) or "repo"
-    target = WORK / "src" / f"{name}-{commit}"
-    if not target.is_dir():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(f".{target.name}.partial")  # never reused half-extracted
-        shutil.rmtree(partial, ignore_errors=True)
-        partial.mkdir()
-        if Path(repo).exists():
-            archive = subprocess.run(["git", "-C", repo, "archive", "--format=tar", commit],
-                                     capture_output=True, timeout=600)
-            if archive.returncode:
-                shutil.rmtree(partial, ignore_errors=True)
-                raise SourceError(f"git archive {commit}: "
-                                  f"{_last_line(archive.stderr.decode(errors='replace'))}")
-            subprocess.run(["tar", "-x", "-C", str(partial)], input=archive.stdout, check=True)
-        else:
-            for step in (("init", "-q"), ("fetch", "-q", "--depth", "1", repo, commit),
-                         ("-c", "advice.detachedHead=false", "checkout", "-q", "FETCH_HEAD")):
-                proc = _git(*step, cwd=partial)
-                if proc.returncode:
-                    shutil.rmtree(partial, ignore_errors=True)
-                    raise SourceError(f"git {step[0]} {repo}@{source.ref}: "
-                                      f"{_last_line(proc.stderr)}")
-        partial.rename(target)
-    resolved = parse(str(target))
-    resolved.argument, resolved.kind, resolved.ref = source.argument, "git", source.ref
-    resolved.commit = commit
-    return resolved
-
-
-def install(source: Source, python: str) -> Path:
-    """The folder to put on PYTHONPATH, installed once: torchrl (unless the source is a checkout,
-    which brings its own), the tensordict of its minor and the pinned helpers."""
-    # a checkout's dependencies depend on its version only, not on its commit
-    target = WORK / (source.label if source.install else f"{source.version}-deps")
-    stamp = target / ".installed"
-    if stamp.is_file():
-        return target
-    shutil.rmtree(target, ignore_errors=True)
-    requirements = [*source.install, source.tensordict, *extras_for(source.version)]
-    proc = subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--progress-bar",
-                           "off", "--target", str(target), *requirements],
-                          capture_output=True, text=True)
-    if proc.returncode:
-        raise SourceError(f"pip install {' '.join(requirements)} failed: {_last_line(proc.stderr)}")
-    stamp.write_text(" ".join(requirements))
-    return target
-
-
-def pythonpath(source: Source, target: Path | None) -> str:
-    parts = [str(p) for p in (source.path if source.kind in ("checkout", "git") else None,
-                              target) if p]
-    return os.pathsep.join([*parts, str(ROOT)])
-
-
-def import_problem(python: str, path: str, expected: Path) -> str | None:
-    """Why the source does not import, or None. It must be the source's own torchrl that
-    imports, not one the base environment happens to have."""
-    code = "import torchrl, tensordict; print(torchrl.__file__)"
-    try:
-        proc = subprocess.run([python, "-c", code], capture_output=True, text=True,
-                              env={**os.environ, "PYTHONPATH": path}, timeout=300)
-    except subprocess.TimeoutExpired:
-        return "import torchrl timed out after 300 s"
-    if proc.returncode:
-        return f"import torchrl failed: {_last_line(proc.stderr)}"
-    loaded = Path(_last_line(proc.stdout)).resolve()
-    if not loaded.is_relative_to(expected.resolve()):
-        return f"import torchrl loaded {loaded}, not the source under test ({expected})"
-    return None
 
 
 def run_source(source: Source, label: str, python: str, path: str, expectations: list[str],
@@ -186,7 +72,9 @@ def run_source(source: Source, label: str, python: str, path: str, expectations:
     env = {**os.environ, "PYTHONPATH": path, "PYTHONHASHSEED": "0",
            "TORCHRL_CONFORMANCE_VERSION_LABEL": label}
     env.pop("TORCHRL_CONFORMANCE_IMPL", None)
-    args = [python, "-m", "pytest", "conformance", "--impl", "torchrl", "--results", str(results),
+    # spec paths or node ids among the pytest arguments replace the whole suite (bisect)
+    whole = [] if any(a.startswith("conformance/") for a in pytest_args) else ["conformance"]
+    args = [python, "-m", "pytest", *whole, "--impl", "torchrl", "--results", str(results),
             "--no-report", "-p", "no:cacheprovider", "-q", "--tb=no", "-rN", "--require-complete"]
     for file in expectations:
         args += ["--expectations", f"torchrl={file}"]
@@ -228,8 +116,22 @@ def _rows(results: Path) -> list[dict]:
         return []
 
 
-def _safe(text: str) -> str:
-    return re.sub(r"[^\w.+-]+", "_", text).strip("_") or "source"
+def unresolved_label(argument: str) -> str:
+    """A column for a source that was never resolved: never a release's label (``typo/0.13.3``
+    must not replace the stored 0.13.3 column), never longer than a file name may be."""
+    name = safe(Path(argument.rstrip("/")).name or argument)[:60]
+    return f"unresolved-{name}"
+
+
+def resolve(argument: str, args) -> Source:
+    """A source argument pinned down: parsed, a git ref extracted, a nightly paired."""
+    source = parse(argument)
+    if source.kind == "git":
+        return materialize_git(source, WORK)
+    if source.kind == "nightly":
+        torches = list(dict.fromkeys([*args.base, *NIGHTLY_TORCHES]))
+        return nightly.resolve(source, nightly.Index(sys.executable), torches, WORK / "wheels")
+    return source
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -286,12 +188,10 @@ def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, 
     of where its C++ trees came from and how long each step took)."""
     reason, source = None, None
     try:
-        source = parse(argument)
-        if source.kind == "git":
-            source = materialize_git(source)
-    except (SourceError, subprocess.SubprocessError) as exc:
-        reason = f"cannot resolve {argument}: {exc}"
-    label = base = _safe(source.label if source else Path(argument.rstrip("/")).name or argument)
+        source = resolve(argument, args)
+    except (SourceError, nightly.NightlyError, subprocess.SubprocessError, OSError) as exc:
+        source, reason = None, f"cannot resolve {shown(argument)}: {exc}"
+    label = base = source.label if source else unresolved_label(argument)
     number = 1
     while label in taken:  # two sources of one version in one run: both columns kept
         number += 1
@@ -300,7 +200,9 @@ def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, 
     results = args.reports_dir / "upstream" / f"{label}.json"
     results.unlink(missing_ok=True)  # never judge a source by an earlier run's results
     record = {"label": label, "argument": argument, "kind": source.kind if source else "unknown",
-              "torch": source.torch if source else None, "install_s": None, "trees_s": None,
+              "torch": source.torch if source else None,
+              "tensordict": source.tensordict if source else None,
+              "pairing": source.pairing if source else [], "install_s": None, "trees_s": None,
               "trees": "not looked at (the source is not tested)", "trees_problem": None}
     python, path, trees = None, "", None
     if source is not None:
@@ -308,11 +210,9 @@ def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, 
         try:
             python = base_python(source.torch, args.base)
             t_install = time.time()
-            target = install(source, python)
+            target, path, reason = install_paired(source, python, WORK, log)
             record["install_s"] = time.time() - t_install
-            path = pythonpath(source, target)
-            imported_from = source.path if source.kind in ("checkout", "git") else target
-            reason = import_problem(python, path, imported_from)
+            record.update(tensordict=source.tensordict, pairing=source.pairing)
             if not reason:  # the C++ trees: shipped, or built from the source's own csrc
                 trees = extension.prepare(source, python, path, WORK, args.torchrl_git, log)
                 path = trees.pythonpath(path)
@@ -320,14 +220,16 @@ def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, 
                               trees_s=trees.seconds)
                 log(f"    C++ trees: {trees.origin}" + (f" — replay specs cannot be tested "
                     f"here: {trees.problem}" if trees.problem else ""))
-        except (SourceError, subprocess.SubprocessError, OSError) as exc:
+        except (SourceError, subprocess.SubprocessError, OSError, ValueError) as exc:
             reason = reason or f"install failed: {exc}"
     if reason:
         not_tested.write(results, label, reason, args.pytest_args)
         passed, text = verdict(_rows(results), None)
         return label, passed, text, results, record
     t_tests = time.time()
-    returncode = run_source(source, label, python, path, args.expectations, args.pytest_args,
+    expectations = args.expectations or (
+        [str(NIGHTLY_EXPECTATIONS)] if source.kind == "nightly" else [])
+    returncode = run_source(source, label, python, path, expectations, args.pytest_args,
                             results, trees.problem if trees else None)
     record["tests_s"] = time.time() - t_tests
     rows = _rows(results)

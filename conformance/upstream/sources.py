@@ -6,6 +6,8 @@ Accepted forms:
   ``path/to/rl``                  a local source checkout (its C++ extension is built from its own
                                   torchrl/csrc by ``extension.py``)
   ``git:REPO@REF``                a git ref of a repository (a URL or a local clone / mirror)
+  ``nightly``, ``nightly:DATE``   a torchrl-nightly build (``nightly.py``); a nightly wheel file
+                                  (``torchrl_nightly-2026.10.27-*.whl``) too
 
 Pairing (measured when the matrix was built): tensordict from the same minor as torchrl (releases up
 to 0.7 pin it loosely and break with a newer one); torch 2.14.1 for 0.14 (its C++ extension is
@@ -22,6 +24,8 @@ from pathlib import Path
 
 RELEASE = re.compile(r"^\d+\.\d+\.\d+$")
 WHEEL = re.compile(r"torchrl-(\d+\.\d+\.\d+)[^-]*-.*\.whl$")
+NIGHTLY = re.compile(r"^nightly(?::(\d{4}\.\d{1,2}\.\d{1,2}))?$")
+NIGHTLY_WHEEL = re.compile(r"^torchrl_nightly-(\d{4}\.\d{1,2}\.\d{1,2})-[^/]*\.whl$")
 
 
 class SourceError(ValueError):
@@ -56,12 +60,18 @@ def extras_for(version: str) -> list[str]:
 @dataclass
 class Source:
     argument: str
-    kind: str  # release | wheel | checkout | git
+    kind: str  # release | wheel | checkout | git | nightly
     version: str  # torchrl version (for pairing and expectations)
     install: list[str] = field(default_factory=list)  # pip requirements / files, --no-deps
     path: Path | None = None  # checkout directory put on PYTHONPATH
     ref: str | None = None
     commit: str | None = None  # a git ref's resolved commit
+    # set by a pairing rule chain (nightly.py) instead of the table keyed by the release minor
+    tensordict_pin: str | None = None
+    torch_pin: str | None = None
+    extras: list[str] | None = None
+    pairing: list[str] = field(default_factory=list)  # why each pin was chosen
+    date: str | None = None  # a git commit's committer date, YYYY.M.D (the date rule)
 
     @property
     def label(self) -> str:
@@ -69,18 +79,26 @@ class Source:
         version, or a ref before and after it moved, never share one."""
         if self.kind in ("release", "wheel"):
             return self.version
+        if self.kind == "nightly":
+            return f"nightly-{self.version or 'unresolved'}"
         if self.kind == "git" and self.commit:
             return f"{self.version}+git.{self.commit[:7]}"
         return f"{self.version}+{self.kind}"
 
     @property
     def tensordict(self) -> str:
+        if self.tensordict_pin:
+            return self.tensordict_pin
         major, minor_ = minor(self.version)
         return f"tensordict=={major}.{minor_}.*"
 
     @property
     def torch(self) -> str:
-        return torch_for(self.version)
+        return self.torch_pin or torch_for(self.version)
+
+    @property
+    def helpers(self) -> list[str]:
+        return extras_for(self.version) if self.extras is None else self.extras
 
 
 def _checkout_version(path: Path) -> str:
@@ -105,15 +123,46 @@ def _check_wheel(path: Path, argument: str) -> None:
             raise SourceError(f"{argument} is not a wheel: no .dist-info/METADATA inside")
 
 
+GIT_REF = re.compile(r"^[\w][\w./+~^-]*$")  # what a branch, tag or sha looks like; no shell syntax
+MAX_ARGUMENT = 1000
+
+
+def shown(argument: str) -> str:
+    """The argument as messages quote it: whole unless absurdly long."""
+    return argument if len(argument) <= 200 else f"{argument[:60]}... ({len(argument)} characters)"
+
+
 def parse(argument: str) -> Source:
+    try:
+        return _parse(argument)
+    except OSError as exc:  # e.g. a name longer than the file system allows
+        raise SourceError(f"{shown(argument)!r}: {exc.strerror or exc}") from None
+
+
+def _parse(argument: str) -> Source:
+    if len(argument) > MAX_ARGUMENT or "\x00" in argument or "\n" in argument:
+        raise SourceError(f"{shown(argument)!r} is too long or not one line")
     if RELEASE.match(argument):
         return Source(argument, "release", argument, [f"torchrl=={argument}"])
+    nightly_match = NIGHTLY.match(argument)
+    if nightly_match:
+        return Source(argument, "nightly", nightly_match.group(1) or "")
     if argument.startswith("git:"):
         repo, sep, ref = argument[4:].rpartition("@")
         if not sep or not repo or not ref:
-            raise SourceError(f"{argument!r}: expected git:REPO@REF")
+            raise SourceError(f"{shown(argument)!r}: expected git:REPO@REF")
+        if repo.startswith("-") or ref.startswith("-"):  # git would read it as an option
+            raise SourceError(f"{shown(argument)!r}: a repository or ref cannot start with '-'")
+        if not GIT_REF.match(ref):
+            raise SourceError(f"{shown(argument)!r}: {ref!r} is not a branch, tag or commit name")
         return Source(argument, "git", "unknown", path=Path(repo), ref=ref)
     path = Path(argument)
+    if NIGHTLY_WHEEL.match(path.name):
+        if not path.is_file():
+            raise SourceError(f"no such wheel file: {shown(argument)}")
+        _check_wheel(path, argument)
+        return Source(argument, "nightly", NIGHTLY_WHEEL.match(path.name).group(1),
+                      [str(path.resolve())])
     if argument.endswith(".whl"):
         match = WHEEL.search(path.name)
         if not match:
@@ -125,6 +174,6 @@ def parse(argument: str) -> Source:
     if path.is_dir():
         return Source(argument, "checkout", _checkout_version(path), path=path.resolve())
     raise SourceError(
-        f"{argument!r} is neither a release (0.13.3), a wheel file, a checkout directory nor "
-        "git:REPO@REF"
+        f"{shown(argument)!r} is neither a release (0.13.3), a wheel file, a checkout "
+        "directory, nightly[:YYYY.MM.DD] nor git:REPO@REF"
     )

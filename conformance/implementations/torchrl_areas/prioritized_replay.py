@@ -10,7 +10,9 @@ Release differences absorbed here (read from the tags v0.6.0 .. v0.13.3 and the 
 
 - the importance weights are ``info["_weight"]`` up to 0.9.x, ``info["priority_weight"]`` after;
 - ``default_priority`` is a transformed value ``(p + eps) ** alpha`` before 0.13.3 and a raw
-  priority from 0.13.3 (pytorch/rl#3925); it is converted back to raw for the older releases;
+  priority from 0.13.3 (pytorch/rl#3925); which one a source returns is detected on an empty
+  sampler (never read from a version string: a nightly or a checkout has none that compares),
+  and a transformed value is converted back to raw;
 - 0.4.x has no ``max_priority_within_buffer`` option (pytorch/rl#2215, 0.5.0): its sampler, which
   keeps the largest priority ever seen, is tested as it is;
 - no release has an upper bound on the default priority: asking for one fails the spec with
@@ -222,17 +224,32 @@ class _SliceBuffer(_Buffer):
             self.rb.load_state_dict(rb_state)
 
 
+PROBE_ALPHA, PROBE_EPS = 0.5, 0.44  # (1 + 0.44) ** 0.5 = 1.2: far from the raw 1.0
+
+
+def default_is_transformed(sampler_cls) -> bool:
+    """Whether ``default_priority`` returns ``(p + eps) ** alpha`` (before pytorch/rl#3925).
+
+    An empty sampler's default is the documented initial priority 1.0: returned raw it is 1.0,
+    transformed it is ``(1 + eps) ** alpha``. Anything else is read as raw, so that the specs,
+    not this probe, judge it.
+    """
+    with quiet():
+        sampler = sampler_cls(2, alpha=PROBE_ALPHA, beta=0.5, eps=PROBE_EPS)
+        value = float(sampler.default_priority)
+    return abs(value - (1.0 + PROBE_EPS) ** PROBE_ALPHA) < 1e-6
+
+
 def make(adapter):
     from torchrl.data import PrioritizedSampler
-
-    from conformance.implementations.torchrl import version_tuple
 
     problem = extension_problem(PrioritizedSampler)
     if problem:
         raise Untestable(
             "TorchRL's C++ segment trees (torchrl._torchrl) do not load next to this torch, so "
             f"PrioritizedSampler cannot be built: {problem}")
-    area = PrioritizedReplayArea(PrioritizedSampler, default_is_raw=version_tuple() >= (0, 13, 3))
+    area = PrioritizedReplayArea(
+        PrioritizedSampler, default_is_raw=not default_is_transformed(PrioritizedSampler))
     area.slice_sampler_cls = slice_sampler()
     return area
 

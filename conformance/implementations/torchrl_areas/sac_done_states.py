@@ -1,8 +1,9 @@
 """SAC done-state handling through TorchRL's ``SACLoss`` / ``DiscreteSACLoss`` API (also used
 for the reference drop-ins and the mutants).
 
-Works on torchrl 0.6.0 .. 0.14.1: ``skip_done_states`` exists from 0.7.0 (pytorch/rl#2613) and is
-detected in the signature; ``gamma`` goes through ``make_value_estimator`` (a constructor
+Works on torchrl 0.4.0 .. 0.14.1: ``skip_done_states`` exists from 0.7.0 (pytorch/rl#2613) and is
+detected in the signature (a source without it runs the flag-off specs as its only behaviour and
+fails only those that need the flag on); ``gamma`` goes through ``make_value_estimator`` (a constructor
 ``gamma`` was deprecated, then removed); the entropy coefficient is fixed (``fixed_alpha``).
 The loss owns copies of the spec's networks (TorchRL swaps parameters in and out of the module
 it is given, and expands the Q-network into a re-sampled ensemble), so the spec's parameter
@@ -89,9 +90,13 @@ class TorchRLSACDoneStates:
 
         cls = self.classes[networks.kind]
         if skip is not None and not accepts(cls, FLAG):
-            raise AssertionError(
-                f"{cls.__name__} of {self.library} has no {FLAG} argument (added in torchrl "
-                f"0.7.0 by {FLAG_PR}); cannot run with {FLAG}={skip}")
+            if skip:
+                raise AssertionError(
+                    f"{cls.__name__} of {self.library} has no {FLAG} argument (added in "
+                    f"torchrl 0.7.0 by {FLAG_PR}); cannot run with {FLAG}={skip}")
+            # flag off is the default: a source without the option is judged on its only
+            # behaviour (what changed between the commits before 0.7.0), not on the option
+            skip = None
         key = (lambda name: (*prefix, name)) if prefix else (lambda name: name)
         outputs = [key(n) for n in networks.actor_outputs]
         actor = ProbabilisticActor(

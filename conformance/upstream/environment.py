@@ -1,0 +1,121 @@
+"""Where a source runs: a base python per torch, and the source's own small folder on PYTHONPATH.
+
+Each source is installed without dependencies (``pip install --no-deps --target``, a few MB)
+next to the tensordict its pairing chose and the helpers it needs, and run on a shared base
+environment per torch (``.nox/_upstream-base-torch<version>``: torch plus the suite's
+dependencies, or a python given with ``--base``). A git commit tries its pairing candidates in
+order (``pairing.py``) and keeps the first with which ``import torchrl`` works.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from conformance.upstream import nightly, pairing
+from conformance.upstream.sources import Source, SourceError
+from conformance.upstream.text import last_line, safe
+
+ROOT = Path(__file__).resolve().parents[2]
+WORK = ROOT / ".nox" / "_upstream"
+BASE_REQUIREMENTS = ["numpy", "scipy", "pandas", "hypothesis", "pytest", "pytest-timeout",
+                     "cloudpickle", "packaging", "orjson", "importlib_metadata"]
+
+
+def log(message: str) -> None:
+    print(f"[upstream] {message}", flush=True)
+
+
+def base_python(torch: str, given: dict[str, str]) -> str:
+    """A python with torch==<torch> and the suite's dependencies (created once)."""
+    if torch in given:
+        return given[torch]
+    env = ROOT / ".nox" / f"_upstream-base-torch{torch}"
+    python = env / "bin" / "python"
+    stamp = env / "ready"
+    if not stamp.is_file():
+        log(f"creating base environment {env.relative_to(ROOT)} with torch {torch}")
+        subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
+        proc = subprocess.run([str(python), "-m", "pip", "install", "-q", "--progress-bar", "off",
+                               f"torch=={torch}", *BASE_REQUIREMENTS], capture_output=True, text=True)
+        if proc.returncode:
+            raise SourceError(f"cannot build a torch {torch} environment: {last_line(proc.stderr)}")
+        stamp.write_text(torch)
+    return str(python)
+
+
+def install(source: Source, python: str, work: Path = WORK) -> Path:
+    """The folder to put on PYTHONPATH, installed once: torchrl (unless the source is a checkout,
+    which brings its own), the tensordict of its minor and the pinned helpers."""
+    # a checkout's dependencies depend on its version (and its pairing), not on its commit
+    deps = f"{source.version}-deps" + (f"-{safe(source.tensordict_pin)}"
+                                       if source.tensordict_pin else "")
+    target = work / (source.label if source.install else deps)
+    stamp = target / ".installed"
+    if stamp.is_file():
+        return target
+    shutil.rmtree(target, ignore_errors=True)
+    requirements = [*source.install, source.tensordict, *source.helpers]
+    proc = subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--progress-bar",
+                           "off", "--target", str(target), *requirements],
+                          capture_output=True, text=True)
+    if proc.returncode:
+        raise SourceError(f"pip install {' '.join(requirements)} failed: {last_line(proc.stderr)}")
+    stamp.write_text(" ".join(requirements))
+    return target
+
+
+def install_paired(source: Source, python: str, work: Path, log=print
+                   ) -> tuple[Path, str, str | None]:
+    """Install and import the source: (folder, PYTHONPATH, why it does not import or None).
+
+    A git commit tries the candidates of its rule chain (``pairing.py``) in order and keeps the
+    first that imports; ``source.pairing`` says which rules were tried and why each was left."""
+    chain = [None]
+    if source.kind == "git":
+        index = nightly.Index(sys.executable)
+        chain = pairing.candidates(source.path, source.commit, source.date,
+                                   lambda: index.versions(nightly.TENSORDICT)) or [None]
+    tried = []
+    for candidate in chain:
+        if candidate is not None:
+            source.tensordict_pin = candidate.tensordict
+            source.pairing = [*tried, f"{candidate.tensordict}: {candidate.why}"]
+        target = install(source, python, work)
+        path = pythonpath(source, target)
+        imported_from = source.path if source.kind in ("checkout", "git") else target
+        reason = import_problem(python, path, imported_from)
+        if not reason or candidate is None:
+            return target, path, reason
+        tried.append(f"{candidate.tensordict} left: {reason}")
+        log(f"    {candidate.tensordict}: {reason}; next rule")
+    return target, path, reason
+
+
+def pythonpath(source: Source, target: Path | None) -> str:
+    parts = [str(p) for p in (source.path if source.kind in ("checkout", "git") else None,
+                              target) if p]
+    return os.pathsep.join([*parts, str(ROOT)])
+
+
+def import_problem(python: str, path: str, expected: Path) -> str | None:
+    """Why the source does not import, or None. It must be the source's own torchrl that
+    imports, not one the base environment happens to have."""
+    # the packages the adapters use, not only the top level: a tensordict that lets `import
+    # torchrl` pass can still lack what torchrl.modules needs (list_to_stack, 2025-04)
+    code = ("import torchrl, tensordict, torchrl.data, torchrl.modules, torchrl.objectives; "
+            "print(torchrl.__file__)")
+    try:
+        proc = subprocess.run([python, "-c", code], capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": path}, timeout=300)
+    except subprocess.TimeoutExpired:
+        return "import torchrl timed out after 300 s"
+    if proc.returncode:
+        return f"import torchrl failed: {last_line(proc.stderr)}"
+    loaded = Path(last_line(proc.stdout)).resolve()
+    if not loaded.is_relative_to(expected.resolve()):
+        return f"import torchrl loaded {loaded}, not the source under test ({expected})"
+    return None

@@ -1,0 +1,88 @@
+"""The nightly watch: what to do after testing the newest nightly (.github/workflows/nightly-watch.yml).
+
+    python -m conformance.upstream.watch decide --state STATE --label nightly-YYYY.MM.DD \\
+        --passed true|false --repo PATH [--github-output FILE]
+
+The state file (carried between scheduled runs) holds the last nightly that was conformant and
+the main commit it was built from. A nightly is mapped to a commit of pytorch/rl's main by its
+date: the last first-parent commit of that day (UTC) — the wheels carry no commit id. Decision:
+
+- conformant: record it as the last green one; nothing else to do;
+- not conformant, a last green one known: bisect from its commit to the new one's;
+- not conformant, none known (the first run): report, nothing to bisect from.
+
+Kept apart from the workflow so that it is tested without network (tests/test_upstream_watch.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conformance.cli import OneLineErrors
+
+
+def day_of(label: str) -> str:
+    """``nightly-2026.10.27`` -> ``2026-10-27``."""
+    y, m, d = (int(p) for p in label.removeprefix("nightly-").split("."))
+    return f"{y:04d}-{m:02d}-{d:02d}"
+
+
+def commit_of_day(repo: str, day: str, branch: str = "HEAD") -> str | None:
+    proc = subprocess.run(["git", "-C", repo, "rev-list", "-1", "--first-parent",
+                           f"--before={day}T23:59:59Z", branch, "--"],
+                          capture_output=True, text=True, timeout=120)
+    return proc.stdout.strip() or None if proc.returncode == 0 else None
+
+
+def decide(state: dict, label: str, passed: bool, commit: str | None) -> dict:
+    """The action and the next state; pure, so that it is tested on its own."""
+    last = state.get("last_green")
+    if passed:
+        return {"action": "none", "reason": f"{label} is conformant",
+                "state": {"last_green": {"label": label, "commit": commit}}}
+    if not last:
+        return {"action": "report", "reason": f"{label} is not conformant and no earlier nightly "
+                "was seen green: nothing to bisect from", "state": state}
+    if not commit or not last.get("commit"):
+        return {"action": "report", "reason": f"{label} is not conformant; its commit or that of "
+                f"{last['label']} is unknown", "state": state}
+    return {"action": "bisect", "good": last["commit"], "bad": commit,
+            "reason": f"{label} is not conformant; {last['label']} was: bisect between them",
+            "state": state}
+
+
+def main(argv=None) -> int:
+    parser = OneLineErrors(prog="python -m conformance.upstream.watch", description=__doc__,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", choices=["decide"])
+    parser.add_argument("--state", type=Path, required=True)
+    parser.add_argument("--label", required=True)
+    parser.add_argument("--passed", choices=["true", "false"], required=True)
+    parser.add_argument("--repo", required=True)
+    parser.add_argument("--github-output", type=Path)
+    args = parser.parse_args(argv)
+    try:
+        day = day_of(args.label)
+    except ValueError:
+        parser.error(f"--label {args.label!r}: expected nightly-YYYY.MM.DD")
+    try:
+        state = json.loads(args.state.read_text()) if args.state.is_file() else {}
+    except (OSError, ValueError) as exc:
+        parser.error(f"--state {args.state}: {exc}")
+    result = decide(state, args.label, args.passed == "true", commit_of_day(args.repo, day))
+    args.state.parent.mkdir(parents=True, exist_ok=True)
+    args.state.write_text(json.dumps(result["state"], indent=1))
+    print(f"{result['action']}: {result['reason']}")
+    if args.github_output:
+        with args.github_output.open("a") as out:
+            for key in ("action", "good", "bad"):
+                out.write(f"{key}={result.get(key, '')}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,40 @@
+"""The nightly watch's decision (conformance/upstream/watch.py), without network."""
+
+import subprocess
+
+from conformance.upstream import watch
+
+
+def test_green_is_recorded_red_bisects_from_the_last_green():
+    first = watch.decide({}, "nightly-2026.10.26", True, "aaa")
+    assert first["action"] == "none"
+    state = first["state"]
+    assert state == {"last_green": {"label": "nightly-2026.10.26", "commit": "aaa"}}
+    red = watch.decide(state, "nightly-2026.10.27", False, "bbb")
+    assert (red["action"], red["good"], red["bad"]) == ("bisect", "aaa", "bbb")
+    assert red["state"] == state  # a red nightly never becomes the new good end
+    assert watch.decide({}, "nightly-2026.10.27", False, "bbb")["action"] == "report"
+    assert watch.decide(state, "nightly-2026.10.27", False, None)["action"] == "report"
+
+
+def test_a_nightly_maps_to_the_last_main_commit_of_its_day(tmp_path):
+    repo = str(tmp_path)
+    git = ["git", "-C", repo, "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", repo], check=True)
+    shas = []
+    for day in ("2026-10-26T10:00:00Z", "2026-10-26T20:00:00Z", "2026-10-27T08:00:00Z"):
+        env = {"GIT_COMMITTER_DATE": day, "GIT_AUTHOR_DATE": day, "PATH": "/usr/bin:/bin"}
+        subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", day], check=True, env=env)
+        shas.append(subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True,
+                                   check=True).stdout.strip())
+    assert watch.day_of("nightly-2026.10.26") == "2026-10-26"
+    assert watch.commit_of_day(repo, "2026-10-26") == shas[1]
+    assert watch.commit_of_day(repo, "2026-10-25") is None
+
+
+def test_decide_command_writes_the_state_and_the_outputs(tmp_path):
+    state, out = tmp_path / "s" / "state.json", tmp_path / "out"
+    argv = ["decide", "--state", str(state), "--label", "nightly-2026.10.27", "--passed", "true",
+            "--repo", str(tmp_path), "--github-output", str(out)]
+    assert watch.main(argv) == 0
+    assert "nightly-2026.10.27" in state.read_text() and "action=none" in out.read_text()
