@@ -148,7 +148,7 @@ def bench_smoke(session: nox.Session) -> None:
     and continuous on a tiny throw-away project): a few minutes, not part of ``tests``."""
     bench_extra = list(PYPROJECT["project"]["optional-dependencies"]["bench"])
     python = stack_python(session, bench_extra)
-    _run(session, python, "-m", "pytest", "tests/asv_smoke.py", "-p", "no:cacheprovider",
+    _run(session, python, "-m", "pytest", "tests/benchmarks/asv_smoke.py", "-p", "no:cacheprovider",
          *session.posargs)
 
 

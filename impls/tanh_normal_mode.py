@@ -28,7 +28,7 @@ Why the solve below is exact, with a fixed number of Newton steps and no bracket
    over 6 million random (m, s) covering s in [1e-8, 300], m in [0, 50] and the neighbourhood
    of the cusp; after 3 steps the worst error is 1e-7, and the 4th step squares it (an error
    after 3 steps ten times the worst sampled one would still end near 1e-12).
-   tests/test_impl_tanh_normal_mode.py repeats a 400,000-point sweep against bisection. The last
+   tests/references/test_impl_tanh_normal_mode.py repeats a 400,000-point sweep against bisection. The last
    step is applied in tanh space (t - (1 - t^2) * step), which saves one tanh.
 
 Everything runs in float64 (float32 on MPS, which has no float64), elementwise, with torch ops

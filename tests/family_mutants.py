@@ -1,4 +1,4 @@
-"""What the family mutant self-tests (``tests/test_mutants_<area>_family.py``) share: one suite
+"""What the family mutant self-tests (``tests/mutants/test_mutants_<area>_family.py``) share: one suite
 run for all of a module's mutants, and the check that a mutant fails the right spec, naming
 its bug."""
 

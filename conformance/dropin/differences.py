@@ -3,7 +3,7 @@
 Each entry names the tests it covers (a regex on the junit test id), the failure message it
 expects (a regex: a different failure of the same test is *not* covered), why the reference
 differs and the spec behind it. The table "Where the reference deliberately differs" in docs/dropin.md
-lists the same entries; ``tests/test_dropin.py`` checks that the two agree.
+lists the same entries; ``tests/references/test_dropin.py`` checks that the two agree.
 """
 
 from __future__ import annotations

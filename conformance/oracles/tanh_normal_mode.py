@@ -17,7 +17,7 @@ refined point wins. The refinement minimises ``g(x0) - g(x0 + u)`` with the diff
 without cancellation (``log cosh(x0 + u) - log cosh(x0) = log1p(2 sinh^2(u/2) + tanh(x0) sinh u)``),
 so that its rounding noise shrinks with the offset u; a second pass re-centred on the first
 result then finds the maximiser to ~1e-12 in x (measured against 50-digit mpmath in
-tests/test_oracle_tanh_normal_mode.py) instead of the sqrt(eps) ~ 1e-8 of refining g itself.
+tests/oracles/test_oracle_tanh_normal_mode.py) instead of the sqrt(eps) ~ 1e-8 of refining g itself.
 
 Nothing here solves the stationarity equation: the oracle shares no method with the reference
 implementation (impls/tanh_normal_mode.py, a Newton solve of that equation).

@@ -11,7 +11,7 @@ day (``2026.10.27``). It is paired by an ordered rule chain, each rule saying wh
 
 The column is labelled by the date (``nightly-2026.10.27``). The index is read with
 ``pip index versions`` and wheels fetched with ``pip download --no-deps``; both go through
-``Index`` so the rules are tested without network (tests/test_upstream_nightly.py).
+``Index`` so the rules are tested without network (tests/upstream/test_upstream_nightly.py).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ date: the last first-parent commit of that day (UTC) — the wheels carry no com
 - not conformant, a last green one known: bisect from its commit to the new one's;
 - not conformant, none known (the first run): report, nothing to bisect from.
 
-Kept apart from the workflow so that it is tested without network (tests/test_upstream_watch.py).
+Kept apart from the workflow so that it is tested without network (tests/upstream/test_upstream_watch.py).
 """
 
 from __future__ import annotations

@@ -5,14 +5,12 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from benchtools import groups, turns
 from benchtools.targets import Stats, ratio
-
-ROOT = Path(__file__).resolve().parent.parent
+from conformance.paths import ROOT
 
 
 class _Machine:

@@ -2,12 +2,12 @@
 
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+from conformance.paths import ROOT
+
 WORKFLOW = ROOT / ".github" / "workflows" / "torchrl-conformance.yml"
 INPUTS = {"torchrl-ref", "impl", "expectations-file", "pytest-args", "suite-repository", "suite-ref"}
 

@@ -5,11 +5,12 @@ rewards are constant: the losses carry the comparison)."""
 
 import importlib.util
 import math
-from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "dropin_training.py"
+from conformance.paths import ROOT
+
+SCRIPT = ROOT / "examples" / "dropin_training.py"
 
 
 def _example():

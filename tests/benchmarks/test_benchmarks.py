@@ -5,7 +5,6 @@ import inspect
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -13,8 +12,7 @@ from benchtools import groups, registry
 from benchtools.results import load
 from benchtools.targets import Points, Stats
 from conformance.areas import ORDER
-
-ROOT = Path(__file__).resolve().parent.parent
+from conformance.paths import ROOT
 
 
 def _asv_classes():

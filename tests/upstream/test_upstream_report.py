@@ -12,9 +12,9 @@ from pathlib import Path
 
 import yaml
 
+from conformance.paths import ROOT
 from conformance.upstream import report, timeline
 
-ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW = ROOT / ".github" / "workflows" / "upstream-matrix.yml"
 SPEC = "conformance/test_prioritized_replay.py"
 DOUBLE = ("double transform of the default priority", "https://github.com/pytorch/rl/pull/3925")

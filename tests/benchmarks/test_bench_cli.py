@@ -7,13 +7,11 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
 from benchtools import cli
-
-ROOT = Path(__file__).resolve().parent.parent
+from conformance.paths import ROOT
 
 
 @pytest.fixture

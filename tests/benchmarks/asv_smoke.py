@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from conformance.paths import ROOT
+
 ASV = [sys.executable, "-m", "asv"]
 
 CONF = {"version": 1, "project": "tiny", "repo": ".", "branches": ["main"], "dvcs": "git",

@@ -11,8 +11,7 @@ from pathlib import Path
 
 from conformance.dropin.compare import FAILED, PASSED, SKIPPED, compare, read_junit, signature
 from conformance.dropin.differences import DOCUMENTED
-
-ROOT = Path(__file__).resolve().parents[1]
+from conformance.paths import ROOT
 
 
 def _junit(path: Path, cases: dict[str, tuple[str, str]]) -> Path:

@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from conformance.paths import ROOT
+
 PACKAGES = ("conformance", "impls", "benchmarks", "benchtools")
 
 
