@@ -28,8 +28,34 @@ class SuiteRun:
         return {r["nodeid"]: r["outcome"] for r in self.rows()}
 
 
+#: whether the running self-test is marked ``slow`` (set before each test's setup)
+_RUNNING = {"slow": True}
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test that takes the ``suite`` fixture runs the suite in a subprocess: it is slow."""
+    for item in items:
+        if "suite" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
+
+def pytest_runtest_setup(item):
+    # before any fixture of the test is set up: a module-scoped fixture that runs the suite is
+    # run for (and checked against) the first test that needs it
+    _RUNNING["slow"] = item.get_closest_marker("slow") is not None
+
+
+def pytest_runtest_teardown(item):
+    _RUNNING["slow"] = True
+
+
 def run_suite(tmp_path: Path, *args: str, env: dict | None = None) -> SuiteRun:
-    """``python -m pytest conformance/... ARGS`` from the project root; results in tmp_path."""
+    """``python -m pytest conformance/... ARGS`` from the project root; results in tmp_path.
+
+    Only a test marked ``slow`` may do this: ``nox -s tests_fast`` relies on the mark."""
+    if not _RUNNING["slow"]:
+        raise AssertionError("this self-test runs the whole suite in a subprocess: mark it "
+                             "@pytest.mark.slow (nox -s tests_fast leaves slow tests out)")
     results = tmp_path / "results.json"
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=short",
            "--results", str(results), *args]

@@ -84,6 +84,7 @@ def test_a_finished_run_moves_the_last_results_to_previous(outputs, monkeypatch)
                                   "side_by_side.previous.json": "last"}
 
 
+@pytest.mark.slow
 def test_ctrl_c_keeps_the_last_finished_results(outputs, tmp_path):
     """Ctrl-C reaches the driver while pytest runs (as a terminal sends it to the group)."""
     script = tmp_path / "drive.py"

@@ -85,6 +85,7 @@ def test_ratios_of_points_not_measured_together_divide_medians():
     assert ratio(a, b) == 2.0 and ratio(2.0, 4.0) == 0.5 and ratio(a, None) is None
 
 
+@pytest.mark.slow
 def test_pytest_benchmark_records_each_point_of_a_group_with_aligned_cycles(tmp_path):
     out = tmp_path / "sbs.json"
     proc = subprocess.run(

@@ -84,6 +84,7 @@ def test_every_library_has_an_expectations_file_for_its_pinned_release():
         assert (EXPECTATIONS_DIR / f"{lib.name}-{lib.version}.txt").is_file(), lib
 
 
+@pytest.mark.slow
 def test_library_expectations_match_the_suite_without_the_libraries():
     """Every entry of every library's expectations file names collected tests of that library
     (the strict check: stale, shadowed or duplicate entries are a usage error), checked by

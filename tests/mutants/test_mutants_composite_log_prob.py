@@ -7,6 +7,9 @@ the torch import is paid once.
 
 import pytest
 
+#: every test here reads a run of the whole suite on a mutant (a module fixture)
+pytestmark = pytest.mark.slow
+
 SPEC = "conformance/test_composite_log_prob.py"
 MODULE = "tests.mutants.composite_log_prob"
 

@@ -4,6 +4,9 @@ import pytest
 
 from tests.conftest import assert_mutant_caught
 
+#: every test here reads a run of the whole suite on a mutant (a module fixture)
+pytestmark = pytest.mark.slow
+
 SPEC = "conformance/test_ppo_value_clipping.py"
 
 

@@ -5,6 +5,9 @@ import pytest
 
 from tests.family_mutants import all_pass, assert_fails_naming, run_mutants
 
+#: every test here reads a run of the whole suite on a mutant (a module fixture)
+pytestmark = pytest.mark.slow
+
 SPEC = "conformance/test_ppo_value_clipping_family.py"
 MODULE = "tests.mutants.ppo_value_clipping_family"
 

@@ -10,6 +10,9 @@ import pytest
 from conformance.implementations.torchrl_areas.prioritized_replay import extension_problem
 from tests.conftest import run_suite
 
+#: every test here reads a run of the whole suite on a mutant (a module fixture)
+pytestmark = pytest.mark.slow
+
 SPEC = "conformance/test_prioritized_replay.py"
 MUTANTS = "tests.mutants.prioritized_replay"
 

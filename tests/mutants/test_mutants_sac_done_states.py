@@ -4,6 +4,9 @@ each is its own implementation with its own rows in the results."""
 
 import pytest
 
+#: every test here reads a run of the whole suite on a mutant (a module fixture)
+pytestmark = pytest.mark.slow
+
 SPEC = "conformance/test_sac_done_states.py"
 MODULE = "tests.mutants.sac_done_states"
 

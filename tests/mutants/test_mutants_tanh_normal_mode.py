@@ -6,6 +6,9 @@ import pytest
 
 from conformance.oracles import tanh_normal_mode as oracle
 
+#: every test here reads a run of the whole suite on a mutant (a module fixture)
+pytestmark = pytest.mark.slow
+
 SPEC = "conformance/test_tanh_normal_mode.py"
 MUTANTS = {
     "TANH_OF_LOC": oracle.TANH_LOC,

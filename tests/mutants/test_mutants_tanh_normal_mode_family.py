@@ -1,7 +1,12 @@
 """The §1 family mutant (``tests/mutants/tanh_normal_mode_family.py``) fails the saturation
 specs with a message naming the bug, and passes where tanh does not saturate."""
 
+import pytest
+
 from tests.conftest import assert_mutant_caught
+
+#: every test here reads a run of the whole suite on a mutant (a module fixture)
+pytestmark = pytest.mark.slow
 
 SPEC = "conformance/test_tanh_normal_mode_family.py"
 IMPL = "tests.mutants.tanh_normal_mode_family:SCORE_OF_ROUNDED_ACTION"

@@ -52,6 +52,7 @@ def test_plain_narrowed_run_passes_but_says_partial_in_its_last_line(suite):
     assert run.output.strip().splitlines()[-1].startswith("PARTIAL RUN (filtered with -k")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("narrowing", [
     ["-k", "counterexample"], ["--co"], ["--help"], ["--setup-only"], ["--fixtures"],
     ["-x", "-k", "counterexample"], ["--runxfail", "-k", "counterexample"],
@@ -65,6 +66,7 @@ def test_a_gate_run_that_is_partial_exits_6(tmp_path, narrowing):
     assert "PARTIAL RUN (" in run.output.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("plugin", ["conformance-results", "conformance-watchdog",
                                     "conformance-isolation", "conformance-expectations"])
 def test_the_suites_own_plugins_cannot_be_disabled(tmp_path, plugin):
@@ -77,6 +79,7 @@ def test_the_suites_own_plugins_cannot_be_disabled(tmp_path, plugin):
     assert "skipped" not in run.output and run.results is None
 
 
+@pytest.mark.slow
 def test_the_partial_flag_file_gets_the_reason(tmp_path):
     flag = tmp_path / "partial.txt"
     run = run_suite(tmp_path, PPO, "--impl", "reference", "-k", "counterexample",

@@ -38,6 +38,7 @@ def test_a_link_leading_out_is_refused_and_the_suites_shared_file_is_found(tmp_p
     assert entries and all(e.source.startswith(str(SUITE_EXPECTATIONS)) for e in entries)
 
 
+@pytest.mark.slow
 def test_a_20_mb_line_gives_a_short_one_line_error(tmp_path):
     """As tried: a 20 MB line printed 20 MB of error text."""
     big = tmp_path / "big.txt"

@@ -21,6 +21,7 @@ def _tally(run, impl):
     return Counter(r["outcome"] for r in run.rows(implementation=impl))
 
 
+@pytest.mark.slow
 def test_leaks_in_a_call_are_blamed_on_their_maker_and_the_reference_is_untouched(tmp_path):
     """As tried: a PPO critic_loss calling torch.set_grad_enabled(False) turned 77 of the
     reference's 185 passes into failures; np.seterr(all='raise') 4 (inside the oracle)."""
@@ -36,6 +37,7 @@ def test_leaks_in_a_call_are_blamed_on_their_maker_and_the_reference_is_untouche
                    and change in r["message"] for r in rows), rows[0]["message"]
 
 
+@pytest.mark.slow
 def test_a_leak_at_import_is_blamed_on_the_importer_and_torchrl_keeps_its_verdicts(tmp_path):
     """As tried: torch.set_default_dtype(torch.float64) at a plug-in's import made 20 TorchRL
     rows fail, which the known-failure entries counted as expected."""

@@ -18,12 +18,14 @@ def _expect(tmp_path, failure):
     return str(path)
 
 
+@pytest.mark.slow
 def test_an_entry_that_names_the_failure_keeps_the_run_green(tmp_path):
     exp = _expect(tmp_path, "raises AssertionError matching critic loss != 2 \\* critic_coeff")
     run = run_suite(tmp_path, SPEC, "--impl", MUTANT, "--expectations", exp)
     assert {r["outcome"] for r in run.rows()} == {"known failure"}, run.output[-2000:]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("failure", ["raises ValueError",
                                      "raises AssertionError matching clip fraction"])
 def test_a_listed_spec_that_fails_another_way_is_unexpected_and_shows_both(tmp_path, failure):
@@ -36,6 +38,7 @@ def test_a_listed_spec_that_fails_another_way_is_unexpected_and_shows_both(tmp_p
         "otherwise: AssertionError: critic loss != 2 * critic_coeff * Baselines vf_loss")
 
 
+@pytest.mark.slow
 def test_runxfail_shows_a_known_failure_as_one_not_as_an_unexpected_pass(tmp_path):
     """As tried: --runxfail reported a failing spec as 'unexpected pass ... remove the entry'."""
     exp = _expect(tmp_path, "raises AssertionError")

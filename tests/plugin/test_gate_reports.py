@@ -17,6 +17,7 @@ PPO = "conformance/test_ppo_value_clipping.py"
 QUICK = [PPO, "--impl", "reference", "-k", "counterexample"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target, message", [
     ("README.json", "README.md exists and is not a results file or report of this suite"),
     ("pyproject.json", None),  # no sibling of that name: fine
@@ -50,6 +51,7 @@ def test_a_directory_or_foreign_sibling_is_refused(tmp_path):
         destination.check(tmp_path / "r.json", "r")
 
 
+@pytest.mark.slow
 def test_a_write_failure_after_the_specs_is_one_line_and_keeps_the_old_set(tmp_path):
     out = tmp_path / "out" / "r.json"
     first = run_suite(tmp_path, *QUICK, "--results", str(out))
@@ -80,6 +82,7 @@ def test_replace_all_puts_the_old_set_back_when_one_file_fails(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b", "c"]
 
 
+@pytest.mark.slow
 def test_a_run_builds_its_report_from_its_own_rows_not_from_the_shared_file(tmp_path):
     """As tried: two runs into the default path at once; one's report was rebuilt from the file
     the other had just written. The report is rendered from the run's document in memory."""

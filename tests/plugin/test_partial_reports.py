@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tests.conftest import ROOT, run_suite
 
 PPO = "conformance/test_ppo_value_clipping.py"
@@ -29,6 +31,7 @@ def test_filtered_run_says_partial_in_results_and_report(suite, tmp_path):
     assert "PARTIAL RUN — not a conformance verdict" in md and "conformant to expectations" in md
 
 
+@pytest.mark.slow
 def test_results_elsewhere_get_their_own_report(tmp_path):
     target = tmp_path / "x.json"
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", PPO, "--impl",
@@ -45,6 +48,7 @@ def test_results_directory_is_a_usage_error_before_any_test(suite, tmp_path):
     assert " passed" not in run.output
 
 
+@pytest.mark.slow
 def test_interrupted_run_keeps_what_ran_and_says_so(tmp_path):
     """Ctrl-C in the middle of a run: the tests that finished are kept, marked partial."""
     results = tmp_path / "results.json"
@@ -69,6 +73,7 @@ def test_interrupted_run_keeps_what_ran_and_says_so(tmp_path):
     assert "PARTIAL RUN" in (tmp_path / "conformance.md").read_text()
 
 
+@pytest.mark.slow
 def test_ctrl_c_that_python_swallows_still_stops_the_run(tmp_path):
     """SIGINT landing in a finalizer: Python drops the KeyboardInterrupt; the run stops anyway,
     at the next test, and keeps what finished."""

@@ -113,6 +113,7 @@ def test_a_release_tests_that_release_and_bad_inputs_are_one_line(tmp_path):
         assert message in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_caller_whose_torchrl_does_not_import_fails_with_reference_beside(tmp_path):
     """As tried: impl 'torchrl,reference' with a caller whose torchrl/__init__.py raises
     ImportError gave '294 passed, 76 xfailed', exit 0."""
@@ -125,6 +126,7 @@ def test_a_caller_whose_torchrl_does_not_import_fails_with_reference_beside(tmp_
     assert "NOT TESTED" in md and "earlier run" not in md  # this run's column only
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pytest_args", [
     " ".join(f"--ignore={f}" for f in SPEC_FILES), "-k counterexample"])
 def test_a_narrowed_run_of_a_working_torchrl_exits_3(tmp_path, pytest_args):

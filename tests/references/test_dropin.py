@@ -9,6 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from conformance.dropin.compare import FAILED, PASSED, SKIPPED, compare, read_junit, signature
 from conformance.dropin.differences import DOCUMENTED
 from conformance.paths import ROOT
@@ -68,6 +70,7 @@ def _run(args, cwd, timeout=600):
                           text=True, timeout=timeout)
 
 
+@pytest.mark.slow
 def test_swap_binds_impls_in_test_modules_only(tmp_path):
     """Test modules see the impls classes (also in decorator arguments, evaluated at import);
     TorchRL's own modules keep TorchRL's classes while the tests run."""

@@ -252,6 +252,7 @@ class _LargestOutput(TorchDispatchMode):
         return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("capacity", [1_000, 2**20])
 def test_every_operation_is_independent_of_capacity(capacity):
     """extend over the max slot, update_priority(256) and sample(256) create no tensor larger

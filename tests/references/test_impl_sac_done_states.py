@@ -219,6 +219,7 @@ def test_adapter_detects_the_flag_and_names_the_release_without_it():
     assert set(out.losses) == {"loss_actor", "loss_qvalue", "loss_alpha"}
 
 
+@pytest.mark.slow
 def test_discrete_sac_select_out_keys_before_torchrl_class_is_ever_built():
     """A fresh interpreter, where TorchRL's DiscreteSACLoss was never instantiated (tensordict
     converts its class-level out_keys list lazily): select_out_keys must work."""

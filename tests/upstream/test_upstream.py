@@ -84,6 +84,7 @@ def _results(tmp_path, label):
     return json.loads((tmp_path / "reports" / "upstream" / f"{label}.json").read_text())["rows"]
 
 
+@pytest.mark.slow
 def test_unresolvable_and_uninstallable_sources_are_not_tested_columns_and_fail(tmp_path):
     """A missing release, a fake wheel and a folder that is no checkout: never green."""
     fake = tmp_path / "torchrl-0.14.1-py3-none-any.whl"
@@ -112,6 +113,7 @@ def test_unresolvable_and_uninstallable_sources_are_not_tested_columns_and_fail(
     assert "conformant" not in md and "| torchrl unresolved-notrl | NOT TESTED: cannot resolve" in md
 
 
+@pytest.mark.slow
 def test_broken_checkout_fails_the_gate_with_a_one_line_reason(tmp_path):
     """.ci/gate.sh on a pull request whose torchrl/__init__.py does not compile."""
     caller = _checkout(tmp_path / "caller", init="def broken(:\n")
@@ -176,6 +178,7 @@ def test_git_refs_are_labelled_and_extracted_by_their_commit(tmp_path):
         git_source.materialize_git(sources.parse(f"git:{tmp_path / 'work'}@main"), work)
 
 
+@pytest.mark.slow
 def test_two_sources_of_one_version_in_one_run_get_two_columns(tmp_path):
     one = _checkout(tmp_path / "a", init="def broken(:\n")
     two = _checkout(tmp_path / "b", init="def broken(:\n")

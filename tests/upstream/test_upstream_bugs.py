@@ -17,6 +17,9 @@ import pytest
 from conformance.upstream import bugs
 from conformance.versions import installed_version
 
+#: every test here reads a run of the whole suite on a mutant (a module fixture)
+pytestmark = pytest.mark.slow
+
 ALLOWED = {"torch", "torchrl", "tensordict", "numpy", "scipy", "sys", "inspect", "warnings"}
 FAILING = {"known failure", "fail", "error"}
 

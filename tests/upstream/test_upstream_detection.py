@@ -60,6 +60,7 @@ def _verdicts(tmp_path, shown):
     return {r["nodeid"]: (r["outcome"], r["message"]) for r in rows}, rows
 
 
+@pytest.mark.slow
 def test_verdicts_on_the_installed_torchrl_do_not_depend_on_the_version_it_shows(tmp_path):
     if versions.installed_version("torchrl") == versions.NOT_INSTALLED:
         pytest.skip("needs the stack's torchrl")

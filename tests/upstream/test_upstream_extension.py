@@ -18,6 +18,9 @@ import torch
 
 from conformance.upstream import extension, runner
 
+#: every test here reads a run of the whole suite on a mutant (a module fixture)
+pytestmark = pytest.mark.slow
+
 FAKE_CPP = r"""
 #include <Python.h>
 // a stand-in for torchrl/csrc/pybind.cpp: a module named _torchrl with the attribute the

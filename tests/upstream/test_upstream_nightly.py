@@ -73,6 +73,7 @@ def test_pairing_failures_say_why(tmp_path):
         nightly.resolve(sources.parse("nightly"), early, ["2.14.1"], tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argument, message", [
     ("git:--upload-pack=touch {marker};@{repo}", "cannot start with '-'"),
     ("git:{repo}@main;touch {marker}", "is not a branch, tag or commit name"),
