@@ -22,3 +22,9 @@ def shown(path: Path) -> str:
         return str(Path(path).resolve().relative_to(ROOT))
     except ValueError:
         return str(path)
+
+
+def scrub(text: str) -> str:
+    """``text`` without this checkout's location (``/home/x/checkout/conformance/a.py`` ->
+    ``conformance/a.py``): messages that reach committed reports hold no local path."""
+    return text.replace(f"{ROOT}/", "")

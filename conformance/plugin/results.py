@@ -28,6 +28,7 @@ import pytest
 
 from conformance import outcomes as O
 from conformance.files import replace_all
+from conformance.paths import scrub
 from conformance.plugin import completeness, keys, not_applicable
 from conformance.plugin.watchdog import Watchdog, crash_explanation, timed_out_message
 from conformance.versions import stack_versions
@@ -47,8 +48,9 @@ def _message(report) -> str:
     else:
         crash = getattr(longrepr, "reprcrash", None)
         text = crash.message if crash is not None else str(longrepr)
-    # object addresses (hypothesis prints its arguments' reprs) differ from run to run
-    return _ADDRESS.sub("", text.strip())[:4000]
+    # object addresses (hypothesis prints its arguments' reprs) differ from run to run, and
+    # hypothesis's explanation names files by absolute path: neither belongs in a report
+    return scrub(_ADDRESS.sub("", text.strip()))[:4000]
 
 
 def classify(report, entry, skip_outcome: str | None, timed_out: str,

@@ -59,6 +59,8 @@ T_COMP = "conformance/test_composite_log_prob.py::"
 T_SAC = "conformance/test_sac_done_states.py::"
 T_PPO = "conformance/test_ppo_value_clipping.py::"
 T_PRB = "conformance/test_prioritized_replay.py::"
+T_SAC_FAMILY = "conformance/test_sac_done_states_family.py::"
+T_COMP_FAMILY = "conformance/test_composite_log_prob_family.py::"
 SAC_MULTI = [f"{spec}[torchrl-{kind}-{layout}{skip}]"
              for spec, skip in (("test_losses_and_gradients_match_oracle", "-skip=True"),
                                 ("test_no_done_and_all_done_batches", "-skip=True-done=all"),
@@ -129,7 +131,9 @@ DEFECTS = (
     Defect("sac-skip-done-states-multi-agent-done", "sac_done_states",
            "SACLoss/DiscreteSACLoss(skip_done_states=True) fail with per-agent [B, N, 1] done "
            "(RuntimeError) and nested agent-group done keys (IndexError)", NOT_REPORTED,
-           "https://github.com/pytorch/rl/issues/2612", tuple(T_SAC + p for p in SAC_MULTI)),
+           "https://github.com/pytorch/rl/issues/2612", tuple(T_SAC + p for p in SAC_MULTI)
+           + tuple(f"{T_SAC_FAMILY}test_more_than_two_qvalue_networks[torchrl-continuous-per_agent-"
+                   f"qnets={q}-skip=True]" for q in (3, 4))),
     Defect("sac-skip-done-states-masks-truncated", "sac_done_states",
            "skip_done_states=True masks next states by done, not terminated: truncated "
            "transitions lose their bootstrap value", NOT_REPORTED,
@@ -141,6 +145,19 @@ DEFECTS = (
            "the Q-network: a NaN terminal observation makes loss_qvalue NaN", NOT_REPORTED,
            "https://github.com/pytorch/rl/issues/2590",
            (T_SAC + "test_terminal_next_states_never_reach_the_networks[torchrl-continuous-single]",)),
+    Defect("sac-discrete-masked-action-nan", "sac_done_states",
+           "DiscreteSACLoss gives NaN losses for an action-masked policy (logit -inf): "
+           "actor_loss weights dist.logits by dist.probs (0 * -inf), and the skip_done_states "
+           "path scores next_dist.logits", NOT_REPORTED,
+           "https://github.com/pytorch/rl/blob/ae9719f17b1517af5c2523a36c4616f003ee55cf/torchrl/objectives/sac.py#L1532",
+           (T_SAC_FAMILY + "test_discrete_masked_actions_give_finite_losses",)),
+    Defect("ppo-composite-entropy-per-head", "composite_log_prob",
+           "ClipPPOLoss's per-head entropy_coeff weights each head's entropy as it comes: a "
+           "Normal head's [*batch, d] entropy is broadcast against a categorical head's "
+           "(wrong value at [B], shape error at [B, T])", NOT_REPORTED,
+           "https://github.com/pytorch/rl/blob/ae9719f17b1517af5c2523a36c4616f003ee55cf/torchrl/objectives/ppo.py#L1073",
+           tuple(f"{T_COMP_FAMILY}test_entropy_bonus_of_a_composite_policy[torchrl-heads=mixed-"
+                 f"batch={b}-coeff=per-head]" for b in ("[B]", "[B,T]"))),
     Defect("ppo-negative-clip-value-accepted", "ppo_value_clipping",
            "ClipPPOLoss accepts a negative clip_value and clamps with inverted bounds",
            NOT_REPORTED, "https://github.com/pytorch/rl/pull/2005",
@@ -259,7 +276,7 @@ def is_nightly(column: str) -> bool:
 class History:
     releases: str  # "0.7.2–0.14.1"
     fixed_in: str
-    others: list[str]  # git, checkout and nightly columns: "<column>: has it" / "passes"
+    others: list[str]  # git and checkout columns: "<column>: has it" / "passes"
     nightly: str
     specs: list[str]  # the pinned release's tests that fail from it
 
@@ -295,9 +312,10 @@ def histories(matrix: Matrix, entries: list[Entry]) -> dict[str, History]:
             verdict = ("has it" if column in having else
                        "passes its specs" if all(t == "pass" for t in tests) else
                        "not tested or failing for another reason")
-            others.append(f"{column}: {verdict}")
             if is_nightly(column):
                 nightly = f"nightly {column}: {verdict}"
+            else:
+                others.append(f"{column}: {verdict}")
         out[defect.slug] = History(
             timeline._ranges(releases, [c for c in releases if c in having]),
             timeline.fixed_in(bug, releases, outcome), others, nightly,

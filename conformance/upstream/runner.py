@@ -314,6 +314,7 @@ def main(argv=None) -> int:
         for path in write_reports(result_files, args.reports_dir, stem="upstream",
                                   title="TorchRL conformance by release", preface=preface):
             log(f"wrote {path}")
+        _refresh_bug_reports(args.reports_dir)
     log(f"total wall time {time.time() - started:.0f} s")
     for label, text, _ in this_run:
         if not text.startswith("conformant"):
@@ -321,6 +322,21 @@ def main(argv=None) -> int:
     if any(text.startswith("PARTIAL RUN") for _, text, _ in this_run):
         return RUNNER_PARTIAL_EXIT
     return 1 if failed else 0
+
+
+def _refresh_bug_reports(reports_dir: Path) -> None:
+    """The upstream bug reports' generated parts (releases, specs, environment) follow the
+    matrix they are read from: the default one only, and only once it has the pinned column."""
+    from conformance.upstream import bugs
+
+    if Path(reports_dir).resolve() != REPORTS.resolve():
+        return
+    if not (bugs.RESULTS / f"{bugs.PINNED}.json").is_file():
+        log(f"upstream bug reports not refreshed: the matrix has no {bugs.PINNED} column")
+        return
+    status = bugs.main([])
+    log("refreshed reports/upstream-bugs/" if status == 0
+        else f"upstream bug reports not refreshed (exit code {status}, see above)")
 
 
 if __name__ == "__main__":

@@ -53,3 +53,18 @@ def test_many_problems_are_capped_with_a_count():
     out = capped(problems)
     assert out[:20] == problems[:20] and out[-1] == "... and 6 more problem(s)"
     assert capped(["y" * 1000])[0].endswith("... (1000 characters)")
+
+
+def test_every_shipped_torchrl_entry_names_its_failure():
+    """A known failure is a specific failure (issue #22): each shipped torchrl entry says how
+    its tests fail, so that a listed test failing some other way is an unexpected result."""
+    from conformance.paths import ROOT
+
+    vague = []
+    for path in sorted((ROOT / "conformance" / "expectations").glob("torchrl*.txt")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if line.startswith(("conformance/", "untestable:")):
+                fields = [f.strip() for f in line.split(" | ")]
+                if len(fields) < 4 or not fields[3].startswith(("raises ", "matching ")):
+                    vague.append(f"{path.name}:{number}: {fields[0]}")
+    assert not vague, "entries that do not name their failure:\n" + "\n".join(vague)
