@@ -5,10 +5,15 @@ fails the specs."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from tests.conftest import run_suite
 from tests.libraries.conftest import need
+
+#: run in the library's layer (python -m conformance.libraries.selftests); the mutant
+#: tests among them run the suite in a subprocess
+pytestmark = pytest.mark.slow
 
 cpprb = need("cpprb")
 

@@ -4,6 +4,7 @@ loss, SAC.update()'s losses, MultiCategoricalMixin's joint log-prob; mutants fai
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from tests.libraries.conftest import (
@@ -13,6 +14,10 @@ from tests.libraries.conftest import (
     sac_parameters,
     sac_truncation_mutant_fails,
 )
+
+#: run in the library's layer (python -m conformance.libraries.selftests); the mutant
+#: tests among them run the suite in a subprocess
+pytestmark = pytest.mark.slow
 
 need("skrl")
 

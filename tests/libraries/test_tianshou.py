@@ -9,6 +9,10 @@ import torch
 
 from tests.libraries.conftest import identity_value_net, need, sac_truncation_mutant_fails
 
+#: run in the library's layer (python -m conformance.libraries.selftests); the mutant
+#: tests among them run the suite in a subprocess
+pytestmark = pytest.mark.slow
+
 need("tianshou")
 
 from conformance.implementations.tianshou import IMPLEMENTATION  # noqa: E402
