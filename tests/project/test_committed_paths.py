@@ -38,6 +38,6 @@ def test_no_checkout_path_in_reports_or_docs():
 
 def test_the_pattern_finds_what_it_is_for():
     assert CHECKOUT_PATH.search("at /home/me/rl-conformance/conformance/_assertions.py:21")
-    assert CHECKOUT_PATH.search("existing python /work/main/.nox/_stack/bin/python")
+    assert CHECKOUT_PATH.search("existing python /srv/ci/checkout/.nox/_stack/bin/python")
     assert not CHECKOUT_PATH.search("conformance/_assertions.py:21")
     assert not CHECKOUT_PATH.search("a checkout of main (/tmp/rl)")
