@@ -1,6 +1,6 @@
 """The interface: each area an implementation provides satisfies its protocol.
 
-``conformance/interface.py`` declares, per area, the calls the specs make. Before any spec of an
+``conformance/interface/`` declares, per area, the calls the specs make. Before any spec of an
 area runs, its object is checked against that protocol (every method present and callable, every
 parameter the specs pass accepted, every declared attribute present): an implementation that falls
 short gets one failure here naming the area and what is missing, and that area's other specs

@@ -1,0 +1,85 @@
+"""What an implementation must provide for the suite to check it, area by area.
+
+An *implementation* is any object with one attribute per area (``AREAS``, defined once in
+``conformance/areas.py``, in the SPECS order §1 to §5). An attribute that is missing or
+``None`` declares the area unsupported: its specs are reported as "not applicable", never as
+passed. An area attribute may also raise ``Untestable`` when it is looked up (e.g. a C++
+extension that does not load next to the installed torch): its specs are then reported as
+"cannot be tested here: <reason>".
+
+One module per area (``conformance/interface/<area>.py``) holds that area's protocol, the data
+its calls exchange, and its *optional capabilities*: what the family specs
+(``conformance/test_<area>_family.py``) need beyond the protocol. A capability is a method an
+area object *may* have; an area without it has those specs reported "not applicable: <impl>
+does not provide <capability>" (``conformance/capabilities.py``), one that has it is held to
+its protocol. An implementation that has the method but cannot express one case raises
+``NotImplementedError("<why>")`` as usual.
+
+Adapters for real libraries live in ``conformance/implementations/``; ``--impl pkg.mod:obj``
+plugs in anything else that satisfies these protocols. Everything is importable from
+``conformance.interface`` itself.
+"""
+
+from __future__ import annotations
+
+from conformance.areas import AREAS
+from conformance.interface.base import Implementation, Untestable
+from conformance.interface.composite_log_prob import (
+    COMPOSITE_EXPLORATION_TYPES,
+    COMPOSITE_MISCONFIGURATIONS,
+    CompositeEntropy,
+    CompositeHead,
+    CompositeLogProb,
+    CompositeLogProbs,
+    CompositePPOChanged,
+    CompositePPOStep,
+)
+from conformance.interface.ppo_value_clipping import (
+    PPO_LOSS_CLASSES,
+    CriticLoss,
+    PPOLossFamily,
+    PPOValueClipping,
+)
+from conformance.interface.prioritized_replay import (
+    PrioritizedBuffer,
+    PrioritizedDraw,
+    PrioritizedReplay,
+    PrioritizedSlices,
+)
+from conformance.interface.sac_done_states import (
+    SAC_LAYOUTS,
+    SACBatch,
+    SACDoneStates,
+    SACNetworks,
+    SACOutcome,
+)
+from conformance.interface.tanh_normal_mode import TanhNormalMode, TanhNormalScore
+
+#: area -> capability method -> its protocol (checked by conformance/test_interface.py)
+CAPABILITIES: dict[str, dict[str, type]] = {
+    "tanh_normal_mode": {"sample_and_score": TanhNormalScore},
+    "composite_log_prob": {"ppo_step_changed": CompositePPOChanged,
+                           "entropy_loss": CompositeEntropy},
+    "ppo_value_clipping": {"critic_loss_of": PPOLossFamily},
+    "prioritized_replay": {"slice_buffer": PrioritizedSlices},
+}
+
+#: area name -> the protocol its attribute must satisfy (checked by conformance/test_interface.py)
+PROTOCOLS: dict[str, type] = {
+    "tanh_normal_mode": TanhNormalMode,
+    "composite_log_prob": CompositeLogProb,
+    "sac_done_states": SACDoneStates,
+    "ppo_value_clipping": PPOValueClipping,
+    "prioritized_replay": PrioritizedReplay,
+}
+assert list(PROTOCOLS) == list(AREAS), "PROTOCOLS must follow conformance/areas.py"
+assert set(CAPABILITIES) <= set(AREAS), "CAPABILITIES must name areas of conformance/areas.py"
+
+__all__ = [
+    "AREAS", "CAPABILITIES", "COMPOSITE_EXPLORATION_TYPES", "COMPOSITE_MISCONFIGURATIONS",
+    "PPO_LOSS_CLASSES", "PROTOCOLS", "SAC_LAYOUTS", "CompositeEntropy", "CompositeHead",
+    "CompositeLogProb", "CompositeLogProbs", "CompositePPOChanged", "CompositePPOStep",
+    "CriticLoss", "Implementation", "PPOLossFamily", "PPOValueClipping", "PrioritizedBuffer",
+    "PrioritizedDraw", "PrioritizedReplay", "PrioritizedSlices", "SACBatch", "SACDoneStates",
+    "SACNetworks", "SACOutcome", "TanhNormalMode", "TanhNormalScore", "Untestable",
+]

@@ -1,0 +1,108 @@
+"""§3 SAC done-state handling: the calls its specs make."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import torch
+
+#: Where the tensors of a SAC batch live (``SACBatch.layout``).
+SAC_LAYOUTS = ("single", "per_agent", "nested")
+
+
+@dataclass
+class SACNetworks:
+    """Small float64 networks chosen by the spec; the implementation uses them as given
+    (copies are fine, re-initialising is not). The target Q-networks are copies of ``qvalues``
+    (a freshly built loss); next actions come from the online actor.
+
+    kind "continuous": ``actor(observation)`` returns the tensors named by ``actor_outputs``
+    (``loc, scale, noise``, each [..., A]); ``distribution(**outputs)`` is the policy, a
+    diagonal Normal(loc, scale) whose reparametrised draw is ``loc + scale * noise``: the noise
+    comes with the state, so every draw is known to the oracle. ``qvalues[i](observation,
+    action)`` returns [..., 1].
+    kind "discrete": ``actor(observation)`` returns ``logits`` [..., n]; ``distribution(logits=)``
+    is a one-hot categorical; ``qvalues[i](observation)`` returns [..., n], one value per action.
+    """
+
+    kind: str
+    actor: torch.nn.Module
+    actor_outputs: tuple[str, ...]
+    distribution: type
+    qvalues: list[torch.nn.Module]
+
+
+@dataclass
+class SACBatch:
+    """Transitions, per agent-step shaped ``[B, 1]`` (single) or ``[B, N, 1]`` (agents) for
+    reward / done / terminated and ``[B, (N,) F]`` for observations and actions (discrete
+    actions one-hot).
+
+    layout "single": a tensordict of batch [B] holding everything at the root.
+    "per_agent": batch [B] with per-agent leaves at the root (done [B, N, 1]).
+    "nested": an agent group ``"agents"`` of batch [B, N] holding observation, action and, under
+    ``("next", "agents", ...)``, next observation, reward, done, terminated; the root also has
+    ``("next", "done")`` / ``("next", "terminated")`` [B, 1] (= all agents), which the loss must
+    leave alone (its keys point into the group).
+    """
+
+    layout: str
+    observation: torch.Tensor
+    action: torch.Tensor
+    next_observation: torch.Tensor
+    reward: torch.Tensor
+    done: torch.Tensor
+    terminated: torch.Tensor
+
+    @property
+    def root_done(self) -> torch.Tensor:
+        return self.done.all(dim=1)
+
+    @property
+    def root_terminated(self) -> torch.Tensor:
+        return self.terminated.all(dim=1)
+
+
+@dataclass
+class SACOutcome:
+    """What one forward (and backward) of a SAC loss gave.
+
+    losses: ``loss_actor``, ``loss_qvalue``, ``loss_alpha`` as float64 scalars (detached).
+    actor_grad: d loss_actor / d each actor parameter, keyed by ``networks.actor``'s
+        ``named_parameters()`` names.
+    qvalue_grad: d loss_qvalue / d each parameter of ``networks.qvalues[i]``, same keying.
+    skip_done_states: the flag the built loss holds (None when the loss has no such flag).
+    """
+
+    losses: dict[str, torch.Tensor]
+    actor_grad: dict[str, torch.Tensor]
+    qvalue_grad: list[dict[str, torch.Tensor]]
+    skip_done_states: bool | None
+
+
+class SACDoneStates(Protocol):
+    def loss(
+        self,
+        *,
+        networks: SACNetworks,
+        batch: SACBatch,
+        skip_done_states: bool | None,
+        alpha: float,
+        gamma: float,
+        target_entropy: float,
+    ) -> SACOutcome:
+        """Build a SAC (kind "continuous") or discrete SAC loss on ``networks`` with a fixed
+        entropy coefficient ``alpha``, TD(0) targets with discount ``gamma`` and the squared
+        error, and evaluate it on ``batch``. ``skip_done_states`` None: do not pass the flag
+        (its default applies); True/False: pass it (a loss without the flag must raise
+        AssertionError saying so). With y = r + gamma (1 - terminated) V(s') the losses are
+        means over agent-steps of::
+
+            loss_qvalue = sum_i (Q_i(s, a) - y)^2
+            loss_actor  = alpha log pi(a~|s) - min_i Q_i(s, a~)       (a~ drawn at s)
+            loss_alpha  = -log(alpha) (log pi(a~|s) + target_entropy)
+
+        with V(s') = min_i Qtarget_i(s', a') - alpha log pi(a'|s') (a' drawn at s'); for kind
+        "discrete" the draws are replaced by exact expectations over the actions.
+        """

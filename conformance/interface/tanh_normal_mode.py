@@ -1,0 +1,42 @@
+"""§1 TanhNormal mode: the calls its specs make."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import torch
+
+
+class TanhNormalMode(Protocol):
+    """Y = c + r * tanh(X), X ~ Normal(mu, scale^2), c = (high + low) / 2, r = (high - low) / 2.
+
+    ``mu`` is ``loc``, or ``upscale * tanh(loc / upscale)`` with ``tanh_loc=True`` (the specs
+    use ``tanh_loc=True`` only with the default bounds, where TorchRL adds no further shift).
+    """
+
+    def make(
+        self,
+        loc: torch.Tensor,
+        scale: torch.Tensor,
+        *,
+        low: float = -1.0,
+        high: float = 1.0,
+        upscale: float = 5.0,
+        tanh_loc: bool = False,
+    ) -> object:
+        """The implementation's distribution object for these parameters (any batch shape)."""
+        ...
+
+    def mode(self, dist: object) -> torch.Tensor:
+        """The mode of ``dist``, the way its library exposes it (shape and dtype of ``loc``)."""
+
+
+class TanhNormalScore(Protocol):
+    """§1: the sample-and-score call a SAC actor trains on."""
+
+    def sample_and_score(self, dist: object, *, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """One reparametrised draw from ``dist`` (made by ``make``) with torch's RNG seeded by
+        ``seed``, and the log-density the implementation's actor would train on for it, the way
+        its actor computes it: ``(action, log_prob)``, ``action`` of ``loc``'s shape, ``log_prob``
+        summed over the last dimension (``[*batch]``)."""
+        ...
