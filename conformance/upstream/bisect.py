@@ -153,7 +153,7 @@ def answer(repo, before: Step, culprit: Step, steps: list[Step], seconds: float)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from conformance.upstream.runner import WORK
+    from conformance.upstream.environment import WORK
 
     parser = OneLineErrors(prog="nox -s bisect --", description=__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -175,7 +175,6 @@ def main(argv=None) -> int:
     run_args = runner.parse_args(["--work-dir", str(args.work_dir), "--reports-dir",
                                   str(args.work_dir / "bisect-reports"), "--only-this-run",
                                   *sum((["--base", b] for b in args.base), []), "bisect"])
-    runner.WORK = run_args.work_dir.resolve()
     started = time.time()
     try:
         good_commit, commits = history(args.repo, args.good, args.bad)

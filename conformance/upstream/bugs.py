@@ -40,12 +40,13 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from conformance import paths
 from conformance.files import atomic_write
 from conformance.plugin.expectation_file import Entry, ExpectationsError, parse
 from conformance.plugin.staleness import first_match
 from conformance.upstream import timeline
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = paths.ROOT
 RESULTS = ROOT / "reports" / "upstream"
 BUGS = ROOT / "reports" / "upstream-bugs"
 EXPECTATIONS = ROOT / "conformance" / "expectations"

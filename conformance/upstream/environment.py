@@ -15,12 +15,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conformance import paths
 from conformance.upstream import nightly, pairing
 from conformance.upstream.sources import Source, SourceError
 from conformance.upstream.text import last_line, safe
 
-ROOT = Path(__file__).resolve().parents[2]
-WORK = ROOT / ".nox" / "_upstream"
+#: sources, wheels and builds; each torch's base environment sits beside it
+WORK = paths.WORK / "_upstream"
 BASE_REQUIREMENTS = ["numpy", "scipy", "pandas", "hypothesis", "pytest", "pytest-timeout",
                      "cloudpickle", "packaging", "orjson", "importlib_metadata"]
 
@@ -33,11 +34,11 @@ def base_python(torch: str, given: dict[str, str]) -> str:
     """A python with torch==<torch> and the suite's dependencies (created once)."""
     if torch in given:
         return given[torch]
-    env = ROOT / ".nox" / f"_upstream-base-torch{torch}"
+    env = WORK.parent / f"_upstream-base-torch{torch}"
     python = env / "bin" / "python"
     stamp = env / "ready"
     if not stamp.is_file():
-        log(f"creating base environment {env.relative_to(ROOT)} with torch {torch}")
+        log(f"creating base environment {paths.shown(env)} with torch {torch}")
         subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
         proc = subprocess.run([str(python), "-m", "pip", "install", "-q", "--progress-bar", "off",
                                f"torch=={torch}", *BASE_REQUIREMENTS], capture_output=True, text=True)
@@ -98,7 +99,7 @@ def install_paired(source: Source, python: str, work: Path, log=print
 def pythonpath(source: Source, target: Path | None) -> str:
     parts = [str(p) for p in (source.path if source.kind in ("checkout", "git") else None,
                               target) if p]
-    return os.pathsep.join([*parts, str(ROOT)])
+    return os.pathsep.join([*parts, str(paths.ROOT)])
 
 
 def import_problem(python: str, path: str, expected: Path) -> str | None:

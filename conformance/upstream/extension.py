@@ -36,7 +36,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from conformance import paths
+
+ROOT = paths.ROOT
 GIT_ENV = "TORCHRL_CONFORMANCE_GIT"
 GIT_OPTION = "--torchrl-git"
 GIT_FIX = (f"give a TorchRL git repository (a clone of pytorch/rl or its URL) with {GIT_OPTION} "

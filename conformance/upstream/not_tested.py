@@ -18,10 +18,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from conformance import outcomes
+from conformance import outcomes, paths
 from conformance.files import atomic_write
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = paths.ROOT
 STAND_IN = "reference"  # always loads: its collection gives the test ids
 
 

@@ -37,7 +37,7 @@ import sys
 import time
 from pathlib import Path
 
-from conformance import outcomes
+from conformance import outcomes, paths
 from conformance.cli import OneLineErrors
 from conformance.plugin.completeness import PARTIAL_EXIT
 from conformance.reporting.results_file import ResultsFileError
@@ -55,8 +55,8 @@ from conformance.upstream.git_source import materialize_git
 from conformance.upstream.sources import Source, SourceError, parse, shown
 from conformance.upstream.text import safe
 
-ROOT = Path(__file__).resolve().parents[2]
-REPORTS = ROOT / "reports"
+ROOT = paths.ROOT
+REPORTS = paths.REPORTS
 RUNNER_PARTIAL_EXIT = 3  # a source's run was partial (--pytest-args narrowed it): never a verdict
 NIGHTLY_TORCHES = ["2.14.1"]  # tried after the --base ones: a base env is built on demand
 NIGHTLY_EXPECTATIONS = ROOT / "conformance" / "expectations" / "torchrl_nightly.txt"
@@ -127,10 +127,10 @@ def resolve(argument: str, args) -> Source:
     """A source argument pinned down: parsed, a git ref extracted, a nightly paired."""
     source = parse(argument)
     if source.kind == "git":
-        return materialize_git(source, WORK)
+        return materialize_git(source, args.work_dir)
     if source.kind == "nightly":
         torches = list(dict.fromkeys([*args.base, *NIGHTLY_TORCHES]))
-        return nightly.resolve(source, nightly.Index(sys.executable), torches, WORK / "wheels")
+        return nightly.resolve(source, nightly.Index(sys.executable), torches, args.work_dir / "wheels")
     return source
 
 
@@ -162,6 +162,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     """The arguments, or a one-line usage error (exit code 2) for a malformed one."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.work_dir = args.work_dir.resolve()
     try:
         args.pytest_args = shlex.split(args.pytest_args)
     except ValueError as exc:
@@ -210,11 +211,12 @@ def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, 
         try:
             python = base_python(source.torch, args.base)
             t_install = time.time()
-            target, path, reason = install_paired(source, python, WORK, log)
+            target, path, reason = install_paired(source, python, args.work_dir, log)
             record["install_s"] = time.time() - t_install
             record.update(tensordict=source.tensordict, pairing=source.pairing)
             if not reason:  # the C++ trees: shipped, or built from the source's own csrc
-                trees = extension.prepare(source, python, path, WORK, args.torchrl_git, log)
+                trees = extension.prepare(source, python, path, args.work_dir, args.torchrl_git,
+                                           log)
                 path = trees.pythonpath(path)
                 record.update(trees=trees.origin, trees_problem=trees.problem,
                               trees_s=trees.seconds)
@@ -261,9 +263,7 @@ def earlier_results(reports_dir: Path, this_run: list[Path]) -> list[tuple[Path,
 
 
 def main(argv=None) -> int:
-    global WORK  # install() and materialize_git() put their folders under it
     args = parse_args(argv)
-    WORK = args.work_dir.resolve()
     started = time.time()
     table: list[tuple[str, str, str]] = []
     result_files, records = [], []
@@ -284,7 +284,7 @@ def main(argv=None) -> int:
         if results.is_file():
             result_files.append(results)
             records.append(report.write_record(results, record))
-    disk = report.disk_lines([WORK, *sorted(WORK.parent.glob("_upstream-base-torch*")),
+    disk = report.disk_lines([args.work_dir, *sorted(args.work_dir.parent.glob("_upstream-base-torch*")),
                               *(Path(p).parent.parent for p in args.base.values())])
     for line in filter(None, disk):
         log(line.lstrip("- "))
