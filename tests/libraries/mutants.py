@@ -47,13 +47,13 @@ def _sb3_no_timeout_handling():
     import functools
 
     from stable_baselines3 import SAC
-    from stable_baselines3.common.logger import Logger
 
-    from conformance.implementations.sb3_areas.sac_done_states import SB3SAC, _env_factory
+    from conformance.implementations.sb3_areas.rows import quiet_logger
+    from conformance.implementations.sb3_areas.sac_done_states import SB3SAC, sac_env
 
     # a real SB3 option: without it the buffer keeps done for time-limit truncations
     sac = functools.partial(SAC, replay_buffer_kwargs={"handle_timeout_termination": False})
-    return SB3SAC(sac, _env_factory(), lambda: Logger(folder=None, output_formats=[]))
+    return SB3SAC(sac, sac_env, quiet_logger)
 
 
 def _skrl_truncation_as_termination():
@@ -106,19 +106,15 @@ TIANSHOU_TRUNCATION_AS_TERMINATION = _Lazy("TIANSHOU_TRUNCATION_AS_TERMINATION",
 def _sb3_mean_of_heads():
     from stable_baselines3 import PPO
     from stable_baselines3.common.distributions import MultiCategoricalDistribution
-    from stable_baselines3.common.logger import Logger
 
-    from conformance.implementations.sb3_areas.composite_log_prob import (
-        SB3MultiCategorical,
-        _env_factory,
-    )
+    from conformance.implementations.sb3_areas.composite_log_prob import SB3MultiCategorical
+    from conformance.implementations.sb3_areas.rows import quiet_logger, rows_env
 
     class MeanOfHeads(MultiCategoricalDistribution):
         def log_prob(self, actions):
             return super().log_prob(actions) / len(self.action_dims)
 
-    return SB3MultiCategorical(MeanOfHeads, PPO, _env_factory(),
-                               lambda: Logger(folder=None, output_formats=[]))
+    return SB3MultiCategorical(MeanOfHeads, PPO, rows_env, quiet_logger)
 
 
 def _skrl_mean_of_heads():

@@ -38,6 +38,7 @@ from conformance.implementations.library_composite import (
     one_action_tensor,
 )
 from conformance.implementations.library_sac import as_rows
+from conformance.implementations.sb3_areas.rows import quiet_logger, rows_env
 from conformance.interface import COMPOSITE_EXPLORATION_TYPES, CompositeLogProbs, CompositePPOStep
 
 _WHERE = "MultiCategoricalDistribution"
@@ -153,29 +154,8 @@ class SB3MultiCategorical:
         raise NotImplementedError(misconfiguration("SB3", fault))
 
 
-def _env_factory():
-    import gymnasium as gym
-
-    class _Rows(gym.Env):
-        """A do-nothing environment: SB3 reads only its spaces (observations are row numbers)."""
-
-        def __init__(self, batch, action_space):
-            self.observation_space = gym.spaces.Box(0.0, float(batch), (1,), np.float32)
-            self.action_space = action_space
-
-        def reset(self, *, seed=None, options=None):
-            return np.zeros(1, np.float32), {}
-
-        def step(self, action):
-            return np.zeros(1, np.float32), 0.0, True, False, {}
-
-    return _Rows
-
-
 def make(adapter):
     from stable_baselines3 import PPO
     from stable_baselines3.common.distributions import MultiCategoricalDistribution
-    from stable_baselines3.common.logger import Logger
 
-    return SB3MultiCategorical(MultiCategoricalDistribution, PPO, _env_factory(),
-                               lambda: Logger(folder=None, output_formats=[]))
+    return SB3MultiCategorical(MultiCategoricalDistribution, PPO, rows_env, quiet_logger)

@@ -31,6 +31,7 @@ import torch
 
 from conformance.implementations.capture import recording_mse
 from conformance.implementations.introspect import quiet
+from conformance.implementations.sb3_areas.rows import quiet_logger, rows_env
 from conformance.interface import CriticLoss
 
 
@@ -103,29 +104,8 @@ class SB3PPOCritic:
         return CriticLoss(model.vf_coef * value_loss, None)
 
 
-def _env_factory():
-    import gymnasium as gym
-
-    class _Rows(gym.Env):
-        """A do-nothing environment: SB3 reads only its spaces here."""
-
-        def __init__(self, batch):
-            self.observation_space = gym.spaces.Box(0.0, float(batch), (1,), np.float32)
-            self.action_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
-
-        def reset(self, *, seed=None, options=None):
-            return np.zeros(1, np.float32), {}
-
-        def step(self, action):
-            return np.zeros(1, np.float32), 0.0, True, False, {}
-
-    return _Rows
-
-
 def make(adapter):
     from stable_baselines3 import PPO
-    from stable_baselines3.common.logger import Logger
     from stable_baselines3.ppo import ppo as ppo_module
 
-    return SB3PPOCritic(PPO, ppo_module, _env_factory(),
-                        lambda: Logger(folder=None, output_formats=[]))
+    return SB3PPOCritic(PPO, ppo_module, rows_env, quiet_logger)

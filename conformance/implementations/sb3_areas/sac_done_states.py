@@ -47,6 +47,7 @@ import torch
 from conformance.implementations.capture import RecordingOptimizer
 from conformance.implementations.introspect import quiet
 from conformance.implementations.library_sac import as_rows, state_table, unsupported
+from conformance.implementations.sb3_areas.rows import quiet_logger, rows_env
 from conformance.interface import SACOutcome
 
 
@@ -138,27 +139,12 @@ class SB3SAC:
             actor_grad=actor_grad, qvalue_grad=qvalue_grad, skip_done_states=None)
 
 
-def _env_factory():
-    import gymnasium as gym
-
-    class _Rows(gym.Env):
-        """A do-nothing environment: SB3 reads only its spaces (observations are row numbers)."""
-
-        def __init__(self, batch, n_actions):
-            self.observation_space = gym.spaces.Box(0.0, float(2 * batch), (1,), np.float32)
-            self.action_space = gym.spaces.Box(-1.0, 1.0, (n_actions,), np.float32)
-
-        def reset(self, *, seed=None, options=None):
-            return np.zeros(1, np.float32), {}
-
-        def step(self, action):
-            return np.zeros(1, np.float32), 0.0, True, False, {}
-
-    return _Rows
+def sac_env(batch: int, n_actions: int):
+    """The environment a SAC model of ``batch`` rows is built on (observations up to 2 batch)."""
+    return rows_env(2 * batch, n_actions=n_actions)
 
 
 def make(adapter):
     from stable_baselines3 import SAC
-    from stable_baselines3.common.logger import Logger
 
-    return SB3SAC(SAC, _env_factory(), lambda: Logger(folder=None, output_formats=[]))
+    return SB3SAC(SAC, sac_env, quiet_logger)
