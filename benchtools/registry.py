@@ -1,5 +1,6 @@
 """What every benchmark shares: the implementations (through the suite's registry), devices,
-the seed, one thread, CUDA synchronisation.
+the seed, one thread, the CPU's timer (how a call is bracketed on each device, CUDA
+synchronisation included, is ``benchtools.clock``).
 
 Implementations are chosen exactly as ``--impl`` chooses them for the specs
 (``conformance.implementations.resolve``): ``reference``, ``torchrl`` or ``pkg.module:object``,
@@ -42,13 +43,14 @@ def select(names: list[str]) -> None:
 BASELINE = "torchrl"
 
 
-TIMER_VAR = "TORCHRL_CONFORMANCE_BENCH_TIMER"  # "cpu" (default) or "wall" (needed on CUDA)
+TIMER_VAR = "TORCHRL_CONFORMANCE_BENCH_TIMER"  # "cpu" (default) or "wall"
 
 
 def timer():
-    """asv's clock. The process's CPU time by default: with one thread, other processes on a
-    shared machine barely change it (wall time swings several-fold). Wall time for the cuda
-    points, whose work happens outside the process: ``TORCHRL_CONFORMANCE_BENCH_TIMER=wall``."""
+    """The CPU points' clock. The process's CPU time by default: with one thread, other
+    processes on a shared machine barely change it (wall time swings several-fold);
+    ``TORCHRL_CONFORMANCE_BENCH_TIMER=wall`` for wall time. The cuda points always use wall
+    time (``benchtools.clock``)."""
     import time
 
     return time.perf_counter if os.environ.get(TIMER_VAR) == "wall" else time.process_time
@@ -93,14 +95,6 @@ def device(name: str):
     torch.set_num_threads(threads())
     torch.manual_seed(SEED)
     return torch.device(name)
-
-
-def synchronize(dev) -> None:
-    """Wait for queued CUDA work, so a timed call includes it (a no-op on the CPU)."""
-    if getattr(dev, "type", dev) == "cuda":
-        import torch
-
-        torch.cuda.synchronize()
 
 
 def library_attribute(area_obj, name: str, why: str):
