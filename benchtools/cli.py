@@ -139,7 +139,9 @@ def measure(args, names: list[str], out: Output) -> tuple[int, float]:
     for path in (new_results, new_skips):
         path.unlink(missing_ok=True)
     cmd = pytest_command(args, names, new_results, new_skips)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"}
+    # the checkout first; a PYTHONPATH already set stays (the GPU machine's carried wheels)
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "PYTHONPATH": path, "PYTHONHASHSEED": "0"}
     print("+", " ".join(cmd), flush=True)
     start = time.monotonic()
     try:

@@ -17,7 +17,22 @@ import os
 
 from conformance.implementations import DEFAULT, ENV_VAR, UnknownImplementation, resolve
 
-DEVICES = ["cpu", "cuda"]
+#: the asv classes' device parameter: ``TORCHRL_CONFORMANCE_BENCH_DEVICES=cuda`` on a GPU machine
+#: records the cuda points only (asv runs a process per point: the CPU's would double the time)
+DEVICES_VAR = "TORCHRL_CONFORMANCE_BENCH_DEVICES"
+KNOWN_DEVICES = ("cpu", "cuda")
+
+
+def devices() -> list[str]:
+    raw = os.environ.get(DEVICES_VAR) or ",".join(KNOWN_DEVICES)
+    chosen = [d.strip() for d in raw.split(",") if d.strip()]
+    unknown = [d for d in chosen if d not in KNOWN_DEVICES]
+    if unknown or not chosen:
+        raise ValueError(f"{DEVICES_VAR}={raw!r}: choose among {', '.join(KNOWN_DEVICES)}")
+    return chosen
+
+
+DEVICES = devices()
 SEED = 20261122
 #: torch intra-op threads inside every benchmark. One by default: on small shared machines
 #: two-thread kernels on tiny tensors swing by up to 10x and make ratios meaningless.

@@ -39,7 +39,7 @@ def ratio_table(points, impls: list[str], device: str) -> list[str]:
     lines = [f"| workload | implementation / {base} | points | min | median | max |",
              "|---|---|---|---|---|---|"]
     for area, workload in groups.workloads():
-        if workload.area is None:
+        if workload.area is None or not list(workload.points(device)):
             continue
         for impl in (i for i in impls if i != base):
             ratios = []

@@ -129,7 +129,7 @@ def asv_class(class_name: str, workload: Workload, **attributes) -> type:
     body = {"params": grid, "param_names": names, "setup": setup,
             f"time_{workload.name}": timed_call, "timeout": 600,
             # 2 rounds x 5-20 samples: medians repeat within a few percent
-            "rounds": 2, "repeat": (5, 20, 10.0), "timer": clocks.active_timer}
+            "rounds": 2, "repeat": (5, 20, 10.0), "timer": staticmethod(clocks.active_timer)}
     if workload.fresh_state:
         body.update(number=1, warmup_time=0.0, repeat=(10, 40, 10.0))
     body.update(attributes)

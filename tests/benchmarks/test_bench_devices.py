@@ -136,10 +136,12 @@ def test_asv_times_a_cuda_point_on_the_device_clock_with_every_call_completed(fa
     bench.setup("cuda", 1)
     assert device.log == ["prepare", "sync", "call", "sync", "call", "sync"]  # + warm-up
     device.log.clear()
-    # asv's timeit: timer(), the calls, timer(); the class's timer is the point's device clock
-    start = cls.timer()
+    # asv's timeit: timer(), the calls, timer(); asv reads the timer off the instance, and it
+    # is the point's device clock
+    timer = bench.timer
+    start = timer()
     bench.time_w("cuda", 1)
-    took = cls.timer() - start
+    took = timer() - start
     assert device.log == ["read", "call", "sync", "read"] and took > 0
     bench.setup("cpu", 1)  # a cpu point afterwards: the timer is the CPU's again
     assert clocks._ACTIVE[0].device == "cpu"
@@ -301,3 +303,75 @@ def test_the_cpu_report_lists_no_cuda_only_workload(tmp_path):
     text = "\n".join(point_tables(Points("cpu"), ["reference", "torchrl"], "cpu", {}))
     assert "sample_65536" not in text and "1000000 | not measured" in text  # PER's own 1e6
     assert "### `floor.launch_sync`" in text and "### `floor.copy`" in text
+
+
+# --- asv on a GPU machine ----------------------------------------------------------------------
+
+def test_the_asv_devices_come_from_the_environment(monkeypatch):
+    monkeypatch.setenv(registry.DEVICES_VAR, "cuda")
+    assert registry.devices() == ["cuda"]
+    monkeypatch.delenv(registry.DEVICES_VAR)
+    assert registry.devices() == ["cpu", "cuda"]
+    monkeypatch.setenv(registry.DEVICES_VAR, "cuda,tpu")
+    with pytest.raises(ValueError, match="TORCHRL_CONFORMANCE_BENCH_DEVICES='cuda,tpu': choose"):
+        registry.devices()
+
+
+def test_gpu_asv_refuses_without_cuda_in_one_line():
+    import subprocess
+    import sys
+
+    from benchtools.clock import cuda_available
+    from conformance.paths import ROOT
+
+    if cuda_available():
+        pytest.skip("a GPU is present")
+    proc = subprocess.run([sys.executable, "-m", "benchtools.gpu_asv", "--commit", "a" * 40],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 4
+    assert proc.stderr.strip().splitlines() == [
+        "ERROR: no CUDA device is available to this torch: the cuda points cannot be recorded "
+        "here"]
+    bad = subprocess.run([sys.executable, "-m", "benchtools.gpu_asv", "--commit", "HEAD"],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert bad.returncode == 2 and "not a full commit hash" in bad.stderr
+
+
+def test_a_tree_without_history_gets_a_throwaway_repository_on_main(tmp_path, monkeypatch):
+    import subprocess
+
+    from benchtools import gpu_asv
+
+    (tmp_path / "f.txt").write_text("tree")
+    monkeypatch.setattr(gpu_asv, "ROOT", tmp_path)
+    recorded = gpu_asv.recorded_commit("b" * 40)
+    log = subprocess.run(["git", "log", "--format=%H %s", "main"], cwd=tmp_path,
+                         capture_output=True, text=True, check=True).stdout.split("\n")[0]
+    assert log == f"{recorded} the tree of {'b' * 40} (throwaway, for asv)"
+    assert gpu_asv.recorded_commit("b" * 40) == recorded  # a repository now: used as it is
+
+
+def test_asv_results_are_rewritten_to_the_commit_the_tree_came_from(tmp_path):
+    from benchtools.gpu_asv import recommit
+
+    old, new = "1" * 40, "2" * 40
+    (tmp_path / f"{old[:8]}-existing-py.json").write_text(json.dumps({"commit_hash": old}))
+    (tmp_path / "machine.json").write_text("{}")
+    done = recommit(tmp_path, old, new)
+    assert [p.name for p in done] == [f"{new[:8]}-existing-py.json"]
+    assert json.loads(done[0].read_text()) == {"commit_hash": new}
+    assert sorted(p.name for p in tmp_path.iterdir()) == [done[0].name, "machine.json"]
+    assert recommit(tmp_path, new, new) == []
+
+
+def test_the_history_table_shows_the_points_of_one_device(tmp_path):
+    from benchtools.history import table
+
+    folder = tmp_path / "m"
+    folder.mkdir()
+    record = {"result_columns": ["result", "params"], "results": {"b.C.time_x": [
+        [0.001, 0.002], [["'cpu'", "'cuda'"], ["10"]]]}}
+    (folder / "x-existing-py_asv_history_torchrl-0.14.1_bin_python.json").write_text(
+        json.dumps(record))
+    assert table("b.C.time_x", tmp_path)[2:] == ["| cpu, 10 | 1 ms |"]
+    assert table("b.C.time_x", tmp_path, device="cuda")[2:] == ["| cuda, 10 | 2 ms |"]
