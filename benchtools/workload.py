@@ -106,7 +106,8 @@ def asv_class(class_name: str, workload: Workload, **attributes) -> type:
     params [implementation,] device, *grid.
 
     A ``fresh_state`` workload gets one call per sample and ``Timed.before`` in ``setup``
-    (asv runs setup before every sample when ``number`` is 1), and no warm-up call.
+    (asv runs setup before every sample when ``number`` is 1), and no asv warm-up (on cuda the
+    device's warm-up calls, ``benchtools.clock``, run in every setup, each after ``before``).
     """
     names = (["implementation"] if workload.area else []) + ["device", *workload.params]
     grid = ([registry.IMPLEMENTATIONS] if workload.area else []) + [
