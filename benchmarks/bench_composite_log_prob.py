@@ -14,7 +14,8 @@ Categorical(1)`` under the nested ``"action"`` key, float32 logits over a batch 
 
 from __future__ import annotations
 
-from benchtools.registry import SEED, library_attribute, synchronize
+from benchtools.floors import Floor
+from benchtools.registry import SEED, library_attribute
 from benchtools.targets import Target, ratio
 from benchtools.workload import (
     Timed,
@@ -26,7 +27,14 @@ from benchtools.workload import (
 )
 
 SIZES = [100, 1_000, 10_000, 100_000]
+CUDA_SIZES = {"size": [1_000_000]}  # a GPU's batch
 HEADS = {"action1": 8, "action2": 1}
+
+
+def _floor(params):
+    """Read the float32 logits and the int64 actions once; a kernel per head."""
+    per_item = sum(4 * n + 8 for n in HEADS.values())
+    return Floor(len(HEADS), per_item * params["size"])
 
 
 def _tensors(size, dev):
@@ -46,7 +54,6 @@ def _log_prob(area, dev, *, size):
 
     def call():
         area.log_prob(heads, actions, sample_batch_shape=(size,))
-        synchronize(dev)
 
     return Timed(call)
 
@@ -77,7 +84,6 @@ def _distribution_log_prob(area, dev, *, size):
 
     def call():
         aggregate()
-        synchronize(dev)
 
     return Timed(call)
 
@@ -91,19 +97,21 @@ def _raw(area, dev, *, size):
         total = 0.0
         for h, x in logits.items():
             total = total + torch.log_softmax(x, -1).gather(-1, actions[h].unsqueeze(-1))
-        synchronize(dev)
 
     return Timed(call)
 
 
 LOG_PROB = Workload("log_prob", "composite_log_prob", {"size": SIZES}, _log_prob,
-                    doc="interface log_prob: aggregate and per-head log-probs of a sample")
+                    doc="interface log_prob: aggregate and per-head log-probs of a sample",
+                    cuda_params=CUDA_SIZES, floor=_floor)
 DISTRIBUTION = Workload("distribution_log_prob", "composite_log_prob", {"size": SIZES},
                         _distribution_log_prob,
                         doc="build the composite distribution, aggregate log-prob of a sample",
-                        companions=same_point("raw_log_softmax_gather"))
+                        companions=same_point("raw_log_softmax_gather"),
+                        cuda_params=CUDA_SIZES, floor=_floor)
 RAW = Workload("raw_log_softmax_gather", None, {"size": SIZES}, _raw,
-               doc="sum over heads of log_softmax(logits).gather(action): the floor")
+               doc="sum over heads of log_softmax(logits).gather(action): the floor",
+               cuda_params=CUDA_SIZES, floor=_floor)
 WORKLOADS = [LOG_PROB, DISTRIBUTION, RAW]
 
 CompositeLogProb = asv_class("CompositeLogProb", LOG_PROB)

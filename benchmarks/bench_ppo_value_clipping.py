@@ -7,11 +7,13 @@ TorchRL's at every size.
 
 from __future__ import annotations
 
-from benchtools.registry import SEED, synchronize
+from benchtools.floors import Floor
+from benchtools.registry import SEED
 from benchtools.targets import Target, ratio
 from benchtools.workload import Timed, Workload, asv_class, asv_versus_baseline
 
 SIZES = [100, 1_000, 10_000, 100_000]
+CUDA_SIZES = {"size": [1_000_000]}  # a GPU's batch
 
 
 def _critic_loss(area, dev, *, size):
@@ -27,18 +29,19 @@ def _critic_loss(area, dev, *, size):
                                returns=returns, clip_value=0.2, clip_epsilon=0.2,
                                critic_coeff=1.0)
         out.loss.backward()
-        synchronize(dev)
 
     return Timed(call)
 
 
 CRITIC = Workload("forward_backward", "ppo_value_clipping", {"size": SIZES}, _critic_loss,
-                  doc="interface critic_loss with clip_value=0.2, then backward")
+                  doc="interface critic_loss with clip_value=0.2, then backward",
+                  cuda_params=CUDA_SIZES,
+                  # observation, old value, returns: float32, read once
+                  floor=lambda p: Floor(1, 3 * 4 * p["size"]))
 WORKLOADS = [CRITIC]
 
 CriticLossClipped = asv_class("CriticLossClipped", CRITIC)
 CriticLossClippedVersusTorchrl = asv_versus_baseline("CriticLossClippedVersusTorchrl", CRITIC)
-
 
 
 def _worst_versus_torchrl(points, impl):

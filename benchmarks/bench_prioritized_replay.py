@@ -10,14 +10,21 @@
   most TorchRL's C++ trees (ratio <= 1.0) at every capacity from 4e3 to 1e6.
 
 The interface's calls convert indices to numpy (a few microseconds, the same for every
-implementation), and its buffers live on the CPU: the cuda points are n/a. A full buffer is built
-once per process and point (filling 1e6 items takes about a second).
+implementation). A cuda point needs a buffer on the device: an implementation whose ``buffer``
+takes a ``device`` keyword gets ``device=cuda`` (the CPU points never pass one); the others' cuda
+points are n/a. A full buffer is built once per process and point (filling 1e6 items takes
+about a second).
+
+On cuda only, ``sample_65536`` / ``update_65536`` at 1e6 (issue #26: the batch a GPU learner
+samples), and two targets at 1e6 for ``sample_256`` and ``update_256``: at most TorchRL's CUDA
+trees, and within 3x of one kernel launch + synchronisation per tree level (20 levels).
 """
 
 from __future__ import annotations
 
 import itertools
 
+from benchtools.floors import Floor, levels
 from benchtools.registry import SEED
 from benchtools.targets import Target, ratio
 from benchtools.workload import Timed, Workload, asv_class, asv_versus_baseline
@@ -25,6 +32,7 @@ from benchtools.workload import Timed, Workload, asv_class, asv_versus_baseline
 CAPACITIES = [1_000, 4_000, 10_000, 100_000, 1_000_000]
 SWAP_CAPACITIES = CAPACITIES[1:]  # issue #14: 4e3 .. 1e6
 ALPHA, BETA, EPS, BATCH = 0.6, 0.4, 1e-8, 256
+LARGE_BATCH, LARGE_CAPACITY = 65_536, 1_000_000  # cuda only
 _BUFFERS: dict = {}
 _BUMPS = itertools.count(1)  # ever larger maxima, however many times a point is set up
 
@@ -38,13 +46,19 @@ def _raw_priorities(capacity: int):
 def _full_buffer(area, dev, capacity: int, purpose: str):
     """A full buffer whose slot i holds priority ``_raw_priorities(capacity)[i]``, and the
     cursor (the slot the next extend writes), kept per purpose: timings never share state."""
+    import inspect
+
     import numpy as np
 
+    on_device = {}
     if dev.type != "cpu":
-        raise NotImplementedError("the interface's replay buffers live on the CPU")
-    key = (id(area), capacity, purpose)
+        if "device" not in inspect.signature(area.buffer).parameters:
+            raise NotImplementedError(f"{type(area).__name__}.buffer takes no device: its "
+                                      "buffers live on the CPU")
+        on_device = {"device": dev}
+    key = (id(area), dev.type, capacity, purpose)
     if key not in _BUFFERS:
-        buf = area.buffer(capacity=capacity, alpha=ALPHA, beta=BETA, eps=EPS)
+        buf = area.buffer(capacity=capacity, alpha=ALPHA, beta=BETA, eps=EPS, **on_device)
         buf.extend(capacity)
         buf.update_priority(np.arange(capacity), _raw_priorities(capacity))
         _BUFFERS[key] = [buf, 0]
@@ -68,22 +82,30 @@ def _extend_over_max(area, dev, *, capacity):
     return Timed(call, before)
 
 
-def _sample(area, dev, *, capacity):
+def _sample(area, dev, *, capacity, batch=BATCH):
     import torch
 
-    buf = _full_buffer(area, dev, capacity, "sample")[0]
-    generator = torch.Generator().manual_seed(SEED)
-    return Timed(lambda: buf.sample(BATCH, generator))
+    buf = _full_buffer(area, dev, capacity, f"sample_{batch}")[0]
+    generator = torch.Generator(device=dev).manual_seed(SEED)  # where the buffer draws
+    return Timed(lambda: buf.sample(batch, generator))
 
 
-def _update(area, dev, *, capacity):
+def _update(area, dev, *, capacity, batch=BATCH):
     import numpy as np
 
-    buf = _full_buffer(area, dev, capacity, "update")[0]
+    buf = _full_buffer(area, dev, capacity, f"update_{batch}")[0]
     rng = np.random.default_rng(SEED + 1)
-    index = rng.permutation(capacity)[:BATCH]
-    priority = rng.uniform(0.01, 5.01, BATCH)
+    index = rng.permutation(capacity)[:batch]
+    priority = rng.uniform(0.01, 5.01, batch)
     return Timed(lambda: buf.update_priority(index, priority))
+
+
+def _sample_large(area, dev, *, capacity):
+    return _sample(area, dev, capacity=capacity, batch=LARGE_BATCH)
+
+
+def _update_large(area, dev, *, capacity):
+    return _update(area, dev, capacity=capacity, batch=LARGE_BATCH)
 
 
 def _extend(area, dev, *, capacity):
@@ -95,16 +117,29 @@ def _extend(area, dev, *, capacity):
     return Timed(call)
 
 
+def _walk(batch):
+    """A tree walk: one launch per level; the batch's indices and priorities (8 bytes each)."""
+    return lambda p: Floor(levels(p["capacity"]), 2 * 8 * batch)
+
+
 AREA = "prioritized_replay"
 EXTEND = Workload("extend_over_max", AREA, {"capacity": CAPACITIES}, _extend_over_max,
-                  doc="extend one item into the slot holding the maximum", fresh_state=True)
+                  doc="extend one item into the slot holding the maximum", fresh_state=True,
+                  floor=_walk(1))
 SAMPLE = Workload("sample_256", AREA, {"capacity": CAPACITIES}, _sample,
-                  doc="sample 256 items with their weights")
+                  doc="sample 256 items with their weights", floor=_walk(BATCH))
 UPDATE = Workload("update_256", AREA, {"capacity": CAPACITIES}, _update,
-                  doc="update the priorities of 256 distinct items")
+                  doc="update the priorities of 256 distinct items", floor=_walk(BATCH))
 EXTEND_BATCH = Workload("extend_256", AREA, {"capacity": CAPACITIES}, _extend,
-                        doc="extend 256 items into a full buffer (the sampler's mark_update)")
-WORKLOADS = [EXTEND, SAMPLE, UPDATE, EXTEND_BATCH]
+                        doc="extend 256 items into a full buffer (the sampler's mark_update)",
+                        floor=_walk(BATCH))
+SAMPLE_LARGE = Workload("sample_65536", AREA, {"capacity": []}, _sample_large,
+                        doc="sample 65 536 items with their weights (cuda only)",
+                        cuda_params={"capacity": [LARGE_CAPACITY]}, floor=_walk(LARGE_BATCH))
+UPDATE_LARGE = Workload("update_65536", AREA, {"capacity": []}, _update_large,
+                        doc="update the priorities of 65 536 distinct items (cuda only)",
+                        cuda_params={"capacity": [LARGE_CAPACITY]}, floor=_walk(LARGE_BATCH))
+WORKLOADS = [EXTEND, SAMPLE, UPDATE, EXTEND_BATCH, SAMPLE_LARGE, UPDATE_LARGE]
 
 ExtendOverMax = asv_class("ExtendOverMax", EXTEND)
 Sample256 = asv_class("Sample256", SAMPLE)
@@ -114,6 +149,10 @@ ExtendOverMaxVersusTorchrl = asv_versus_baseline("ExtendOverMaxVersusTorchrl", E
 Sample256VersusTorchrl = asv_versus_baseline("Sample256VersusTorchrl", SAMPLE)
 Update256VersusTorchrl = asv_versus_baseline("Update256VersusTorchrl", UPDATE)
 Extend256VersusTorchrl = asv_versus_baseline("Extend256VersusTorchrl", EXTEND_BATCH)
+Sample65536 = asv_class("Sample65536", SAMPLE_LARGE)
+Update65536 = asv_class("Update65536", UPDATE_LARGE)
+Sample65536VersusTorchrl = asv_versus_baseline("Sample65536VersusTorchrl", SAMPLE_LARGE)
+Update65536VersusTorchrl = asv_versus_baseline("Update65536VersusTorchrl", UPDATE_LARGE)
 
 
 def _growth(points, impl):
@@ -130,10 +169,33 @@ def _worst_versus_torchrl(op):
     return measure
 
 
+def _versus_torchrl_at_1e6(op):
+    return lambda points, impl: ratio(points.get(op, impl, capacity=LARGE_CAPACITY),
+                                      points.get(op, "torchrl", capacity=LARGE_CAPACITY))
+
+
+def _over_launch_per_level(op):
+    """The point at 1e6 over one launch+sync per level of its tree (ceil(log2(1e6)) = 20)."""
+    def measure(points, impl):
+        time = points.median(op, impl, capacity=LARGE_CAPACITY)
+        launch = points.median("launch_sync", None, numel=1)
+        return None if time is None or not launch else time / (levels(LARGE_CAPACITY) * launch)
+
+    return measure
+
+
 TARGETS = [
     Target("PER extend over the max slot, {impl}: time(1e6) / time(1e3)", "<= 2", _growth,
            lambda v: v <= 2),
     *(Target(f"PER {op}, {{impl}} / torchrl C++ trees (max over capacities 4e3 .. 1e6)",
              "<= 1.0", _worst_versus_torchrl(op), lambda v: v <= 1.0, versus="torchrl")
       for op in ("sample_256", "update_256", "extend_256")),
+    *(t for op in ("sample_256", "update_256") for t in (
+        Target(f"PER {op} at 1e6 on cuda, {{impl}} / torchrl CUDA trees", "<= 1.0",
+               _versus_torchrl_at_1e6(op), lambda v: v <= 1.0, versus="torchrl",
+               device="cuda"),
+        Target(f"PER {op} at 1e6 on cuda, {{impl}} / (one launch+sync x "
+               f"{levels(LARGE_CAPACITY)} tree levels)", "<= 3", _over_launch_per_level(op),
+               lambda v: v <= 3, device="cuda"),
+    )),
 ]

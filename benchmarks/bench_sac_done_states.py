@@ -11,7 +11,8 @@ with an MLP actor and two Q-networks of 64x64 units, obs 17, action 6 (continuou
 
 from __future__ import annotations
 
-from benchtools.registry import SEED, library_attribute, synchronize
+from benchtools.floors import Floor
+from benchtools.registry import SEED, library_attribute
 from benchtools.targets import Target, ratio
 from benchtools.workload import (
     Timed,
@@ -23,7 +24,10 @@ from benchtools.workload import (
 
 OBS, ACT, HIDDEN, DONE_SHARE = 17, 6, 64, 0.10
 KINDS = ["continuous", "discrete"]
-SIZES = [100, 1_000, 10_000]  # 1e5: seconds a step, past the side-by-side budget
+SIZES = [100, 1_000, 10_000]  # 1e5: seconds a step on the CPU, past the side-by-side budget
+CUDA_SIZES = {"batch": [100_000]}  # a GPU's batch
+#: float32 per transition: observation and next observation, action, reward, done, terminated
+TRANSITION_BYTES = 4 * (2 * OBS + ACT + 3)
 FLAG = "skip_done_states"
 
 
@@ -89,7 +93,6 @@ def _forward_backward(area, dev, *, kind, skip_done_states, batch):
             loss.zero_grad(set_to_none=True)
             out = loss(td)
             (out["loss_actor"] + out["loss_qvalue"] + out["loss_alpha"]).backward()
-        synchronize(dev)
 
     call()  # warm-up: lazy target entropy, vmap compilation
     return Timed(call)
@@ -98,7 +101,9 @@ def _forward_backward(area, dev, *, kind, skip_done_states, batch):
 STEP = Workload("forward_backward", "sac_done_states",
                 {"kind": KINDS, "skip_done_states": [False, True], "batch": SIZES},
                 _forward_backward, doc="SAC loss forward + backward on a seeded batch",
-                companions=lambda p: [("forward_backward", {**p, FLAG: not p[FLAG]})])
+                companions=lambda p: [("forward_backward", {**p, FLAG: not p[FLAG]})],
+                cuda_params=CUDA_SIZES,
+                floor=lambda p: Floor(1, TRANSITION_BYTES * p["batch"]))
 WORKLOADS = [STEP]
 
 ForwardBackward = asv_class("ForwardBackward", STEP)

@@ -10,6 +10,7 @@ the previous results only once it has finished (the results before that are kept
 repeatability check, as ``side_by_side.previous.json``); an interrupted or failed run leaves the
 results as they were. A run narrowed with ``-k`` is partial: it writes
 ``reports/benchmarks-partial.md`` (and ``reports/benchmarks-partial/``), never the full report.
+A ``--device cuda`` run writes the same files under ``reports/gpu/`` (the CPU's report stays).
 asv (history across commits and releases) reads the same workloads; see docs/benchmarks.md.
 """
 
@@ -48,6 +49,9 @@ class Output:
 
 FULL = Output(REPORTS / "benchmarks.md", REPORTS / "benchmarks")
 PARTIAL = Output(REPORTS / "benchmarks-partial.md", REPORTS / "benchmarks-partial")
+GPU = REPORTS / "gpu"  #: where a cuda run's report, results and plots go
+GPU_FULL = Output(GPU / "benchmarks.md", GPU / "benchmarks")
+GPU_PARTIAL = Output(GPU / "benchmarks-partial.md", GPU / "benchmarks-partial")
 
 
 class UsageError(Exception):
@@ -96,7 +100,7 @@ def check(args) -> list[str]:
         resolve(",".join(names))
     except UnknownImplementation as exc:
         raise UsageError(str(exc)) from None
-    if args.device == "cuda":
+    if args.device == "cuda" and not args.report_only:  # a cuda run's report: anywhere
         import torch
 
         if not torch.cuda.is_available():
@@ -109,6 +113,8 @@ def check(args) -> list[str]:
 
 
 def _output(args) -> Output:
+    if args.device == "cuda":
+        return GPU_PARTIAL if args.keyword else GPU_FULL
     return PARTIAL if args.keyword else FULL
 
 
@@ -133,7 +139,9 @@ def measure(args, names: list[str], out: Output) -> tuple[int, float]:
     for path in (new_results, new_skips):
         path.unlink(missing_ok=True)
     cmd = pytest_command(args, names, new_results, new_skips)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"}
+    # the checkout first; a PYTHONPATH already set stays (the GPU machine's carried wheels)
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "PYTHONPATH": path, "PYTHONHASHSEED": "0"}
     print("+", " ".join(cmd), flush=True)
     start = time.monotonic()
     try:
@@ -175,7 +183,8 @@ def main(argv=None) -> int:
     from benchtools import report
     from benchtools.results import load, read_skips
 
-    previous = load(out.previous) if out.previous.is_file() and out is FULL else None
+    previous = (load(out.previous) if out.previous.is_file() and out in (FULL, GPU_FULL)
+                else None)
     command = "nox -s bench" + (f" -- {' '.join(argv)}" if argv else "")
     path = report.write(load(out.results), out.report, command=command, seconds=seconds,
                         skips=read_skips(out.skips), previous=previous, plots=out.folder)

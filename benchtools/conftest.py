@@ -3,7 +3,6 @@ passes on the command line, never through the environment)."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import pytest
@@ -36,9 +35,12 @@ class Options:
 
     @property
     def clock(self):
-        """CPU time of this single-threaded process on the CPU (other processes on a shared
-        machine barely change it); wall time on CUDA, whose work is outside the process."""
-        return time.process_time if self.device == "cpu" else time.perf_counter
+        """The device's clock (``benchtools.clock``): CPU time of this single-threaded process
+        on the CPU (other processes on a shared machine barely change it); wall time on CUDA,
+        whose work is outside the process, every call ending with a synchronisation."""
+        from benchtools import clock
+
+        return clock.of(self.device)
 
     @classmethod
     def of(cls, config) -> Options:

@@ -14,9 +14,12 @@ def modules():
 
 
 def workloads():
-    """(area name, workload) for every workload of every area module, in order."""
+    """(area name, workload) for every workload of every area module, in order, then the
+    devices' floor yardsticks (``benchtools.floors``, under the pseudo-area ``floor``)."""
+    from benchtools import floors
+
     return [(area.name, w) for area, module in zip(ORDER, modules(), strict=True)
-            for w in module.WORKLOADS]
+            for w in module.WORKLOADS] + [(floors.AREA, w) for w in floors.WORKLOADS]
 
 
 def targets():
@@ -44,9 +47,9 @@ class Group:
         return f"{self.area}.{'+'.join(names)}[{params}]"
 
 
-def groups(implementations) -> list[Group]:
-    """Every (workload, implementation, params) of the grid, exactly once, in groups: a point's
-    implementations together, joined with its companions' (transitively)."""
+def groups(implementations, device: str = "cpu") -> list[Group]:
+    """Every (workload, implementation, params) of the grid on ``device``, exactly once, in
+    groups: a point's implementations together, joined with its companions' (transitively)."""
     by_name, order, parent = {}, [], {}
 
     def find(key):
@@ -60,7 +63,7 @@ def groups(implementations) -> list[Group]:
 
     for area, workload in workloads():
         by_name[(area, workload.name)] = workload
-        for params in workload.points():
+        for params in workload.points(device):
             key = point(area, workload.name, params)
             parent[key] = key
             order.append((area, workload, params, key))

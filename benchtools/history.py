@@ -160,9 +160,9 @@ def run(release: str, bench: str | None, quick: bool, commit: str) -> int:
     return status
 
 
-def table(benchmark: str, results_dir: Path | None = None) -> list[str]:
-    """A markdown table of ``benchmark``'s cpu medians by release, read from asv's results of
-    this checkout's history environments (newest result file per release)."""
+def table(benchmark: str, results_dir: Path | None = None, device: str = "cpu") -> list[str]:
+    """A markdown table of ``benchmark``'s medians on ``device`` by release, read from asv's
+    results of this checkout's history environments (newest result file per release)."""
     import itertools
     import json
 
@@ -183,7 +183,8 @@ def table(benchmark: str, results_dir: Path | None = None) -> list[str]:
     points: list[tuple] = []  # the union of the releases' grids (a grid may have grown)
     for record in by_release.values():
         grids = [[v.strip("'") for v in axis] for axis in record["params"]]
-        points += [c for c in itertools.product(*grids) if "cuda" not in c and c not in points]
+        points += [c for c in itertools.product(*grids)
+                   if device in c and c not in points]
     points.sort(key=lambda combo: tuple(int(v) if v.isdigit() else v for v in combo))
     releases = sorted(by_release, key=lambda r: tuple(int(x) for x in r.split(".")))
     lines = ["| parameters | " + " | ".join(f"torchrl {r}" for r in releases) + " |",
@@ -208,9 +209,11 @@ def main(argv=None) -> int:
     parser.add_argument("--table", metavar="BENCHMARK",
                         help="print the recorded history of BENCHMARK (e.g. bench_prioritized_"
                              "replay.ExtendOverMax.time_extend_over_max) and run nothing")
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                        help="the points --table shows (default cpu)")
     args = parser.parse_args(argv)
     if args.table:
-        print("\n".join(table(args.table)))
+        print("\n".join(table(args.table, device=args.device)))
         return 0
     from conformance.upstream.sources import SourceError
 

@@ -1,5 +1,6 @@
 """What every benchmark shares: the implementations (through the suite's registry), devices,
-the seed, one thread, CUDA synchronisation.
+the seed, one thread, the CPU's timer (how a call is bracketed on each device, CUDA
+synchronisation included, is ``benchtools.clock``).
 
 Implementations are chosen exactly as ``--impl`` chooses them for the specs
 (``conformance.implementations.resolve``): ``reference``, ``torchrl`` or ``pkg.module:object``,
@@ -16,7 +17,22 @@ import os
 
 from conformance.implementations import DEFAULT, ENV_VAR, UnknownImplementation, resolve
 
-DEVICES = ["cpu", "cuda"]
+#: the asv classes' device parameter: ``TORCHRL_CONFORMANCE_BENCH_DEVICES=cuda`` on a GPU machine
+#: records the cuda points only (asv runs a process per point: the CPU's would double the time)
+DEVICES_VAR = "TORCHRL_CONFORMANCE_BENCH_DEVICES"
+KNOWN_DEVICES = ("cpu", "cuda")
+
+
+def devices() -> list[str]:
+    raw = os.environ.get(DEVICES_VAR) or ",".join(KNOWN_DEVICES)
+    chosen = [d.strip() for d in raw.split(",") if d.strip()]
+    unknown = [d for d in chosen if d not in KNOWN_DEVICES]
+    if unknown or not chosen:
+        raise ValueError(f"{DEVICES_VAR}={raw!r}: choose among {', '.join(KNOWN_DEVICES)}")
+    return chosen
+
+
+DEVICES = devices()
 SEED = 20261122
 #: torch intra-op threads inside every benchmark. One by default: on small shared machines
 #: two-thread kernels on tiny tensors swing by up to 10x and make ratios meaningless.
@@ -42,13 +58,14 @@ def select(names: list[str]) -> None:
 BASELINE = "torchrl"
 
 
-TIMER_VAR = "TORCHRL_CONFORMANCE_BENCH_TIMER"  # "cpu" (default) or "wall" (needed on CUDA)
+TIMER_VAR = "TORCHRL_CONFORMANCE_BENCH_TIMER"  # "cpu" (default) or "wall"
 
 
 def timer():
-    """asv's clock. The process's CPU time by default: with one thread, other processes on a
-    shared machine barely change it (wall time swings several-fold). Wall time for the cuda
-    points, whose work happens outside the process: ``TORCHRL_CONFORMANCE_BENCH_TIMER=wall``."""
+    """The CPU points' clock. The process's CPU time by default: with one thread, other
+    processes on a shared machine barely change it (wall time swings several-fold);
+    ``TORCHRL_CONFORMANCE_BENCH_TIMER=wall`` for wall time. The cuda points always use wall
+    time (``benchtools.clock``)."""
     import time
 
     return time.perf_counter if os.environ.get(TIMER_VAR) == "wall" else time.process_time
@@ -93,14 +110,6 @@ def device(name: str):
     torch.set_num_threads(threads())
     torch.manual_seed(SEED)
     return torch.device(name)
-
-
-def synchronize(dev) -> None:
-    """Wait for queued CUDA work, so a timed call includes it (a no-op on the CPU)."""
-    if getattr(dev, "type", dev) == "cuda":
-        import torch
-
-        torch.cuda.synchronize()
 
 
 def library_attribute(area_obj, name: str, why: str):

@@ -8,7 +8,7 @@ import itertools
 import statistics
 from pathlib import Path
 
-from benchtools import groups
+from benchtools import floors, groups
 from benchtools.registry import BASELINE, threads
 from benchtools.repeatability import compare
 from benchtools.results import Run
@@ -39,11 +39,11 @@ def ratio_table(points, impls: list[str], device: str) -> list[str]:
     lines = [f"| workload | implementation / {base} | points | min | median | max |",
              "|---|---|---|---|---|---|"]
     for area, workload in groups.workloads():
-        if workload.area is None:
+        if workload.area is None or not list(workload.points(device)):
             continue
         for impl in (i for i in impls if i != base):
             ratios = []
-            for params in workload.points():
+            for params in workload.points(device):
                 value = ratio(points.get(workload.name, impl, device, **params),
                               points.get(workload.name, base, device, **params))
                 if value is not None:
@@ -57,18 +57,28 @@ def ratio_table(points, impls: list[str], device: str) -> list[str]:
     return lines
 
 
+def _floor_cell(floor: floors.Floor, seconds: float | None) -> str:
+    parts = [f"{floor.launches} launch+sync"] + ([f"copy {floor.bytes:,} B"] if floor.bytes
+                                                  else [])
+    return f"{_seconds(seconds)} ({' + '.join(parts)})"
+
+
 def point_tables(points, impls: list[str], device: str, skips: dict) -> list[str]:
-    """Every point: median (min – max, rounds) per implementation, and the ratio."""
+    """Every point: median (min – max, rounds) per implementation, the ratio, the point's
+    floor on the device and each implementation's median over it (``benchtools.floors``)."""
     base = BASELINE if BASELINE in impls else impls[0]
     out = []
     for area, workload in groups.workloads():
+        if not list(workload.points(device)):
+            continue
         columns = impls if workload.area else [None]
         out += ["", f"### `{area}.{workload.name}`: {workload.doc}", ""]
         header = [*workload.params, *(c or "time" for c in columns)]
         others = [i for i in columns if i and i != base]
         header += [f"{i} / {base}" for i in others if base in columns]
+        header += ["floor", *(f"{c or 'time'} / floor" for c in columns)]
         out += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        for params in workload.points():
+        for params in workload.points(device):
             row = [str(v) for v in params.values()]
             for impl in columns:
                 stats = points.get(workload.name, impl, device, **params)
@@ -79,8 +89,26 @@ def point_tables(points, impls: list[str], device: str, skips: dict) -> list[str
                     value = ratio(points.get(workload.name, impl, device, **params),
                                   points.get(workload.name, base, device, **params))
                     row.append("" if value is None else f"{value:.3g}")
+            floor = floors.of(workload, params)
+            floor_seconds = floors.seconds(points, device, floor)
+            row.append(_floor_cell(floor, floor_seconds))
+            for impl in columns:
+                median = points.median(workload.name, impl, device, **params)
+                row.append("" if median is None or not floor_seconds
+                           else f"{median / floor_seconds:.3g}")
             out.append("| " + " | ".join(row) + " |")
     return out
+
+
+def floor_summary(points, device: str) -> list[str]:
+    """The device's two yardsticks, as measured in this run."""
+    launch = points.median("launch_sync", None, device, numel=1)
+    lines = [f"- one launch+sync (`{floors.LAUNCH.doc}`): {_seconds(launch)}"]
+    for params in floors.COPY.points(device):
+        copy = points.median("copy", None, device, **params)
+        rate = "" if not copy else f", {params['bytes'] / copy / 1e9:.3g} GB/s"
+        lines.append(f"- copy of {params['bytes']:,} bytes: {_seconds(copy)}{rate}")
+    return lines
 
 
 def plot(points, impls: list[str], device: str, folder: Path) -> list[Path]:
@@ -94,13 +122,14 @@ def plot(points, impls: list[str], device: str, folder: Path) -> list[Path]:
         size = workload.size_key
         fig, ax = plt.subplots(figsize=(6, 4))
         drawn = False
-        others = {k: v for k, v in workload.params.items() if k != size}
+        grid = workload.grid(device)
+        others = {k: v for k, v in grid.items() if k != size}
         fixed = [dict(zip(others, combo, strict=True)) for combo in
                  itertools.product(*others.values())]
         for impl in impls if workload.area else [None]:
             for rest in fixed:
                 xs, ys, lo, hi = [], [], [], []
-                for x in workload.params[size]:
+                for x in grid[size]:
                     stats = points.get(workload.name, impl, device, **rest, **{size: x})
                     if stats is not None:
                         xs.append(float(x))
@@ -185,6 +214,13 @@ def write(run: Run, path: Path, *, command: str, seconds: float | None, skips: d
         for _, target in targets:
             lines += target.lines(points, impls)
         lines.append("")
+    lines += ["## Floors of this device (measured in this run)", "",
+              "Each point's floor is what its device cannot go below: the kernel launches "
+              "(each with its synchronisation) it cannot avoid, times one launch+sync, plus a "
+              "same-device copy of the bytes it must read (`benchtools/floors.py`; each "
+              "workload says what its floor is made of). The point tables below give each "
+              "median over its floor (a ratio of medians of this run: the yardsticks are timed "
+              "in their own groups).", "", *floor_summary(points, device), ""]
     if previous is not None:
         lines += ["## Repeatability against the previous full run", "",
                   "\n".join(compare(previous.points, points)), ""]

@@ -40,7 +40,7 @@ def load(path: Path) -> Run:
             device = call["device"]
             if call["implementation"] and call["implementation"] not in impls:
                 impls.append(call["implementation"])
-    points = Points()
+    points = Points(device)
     for entry in pooled.values():
         call = entry["call"]
         points.add(call["workload"], call["implementation"], call["device"], call["params"],

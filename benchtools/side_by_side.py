@@ -33,7 +33,7 @@ def pytest_generate_tests(metafunc):
 
     options = Options.of(metafunc.config)
     registry.select(options.implementations)
-    _GROUPS.update((g.label, g) for g in groups.groups(options.implementations))
+    _GROUPS.update((g.label, g) for g in groups.groups(options.implementations, options.device))
     suffix = (lambda walk: f"-pass{walk + 1}") if options.passes > 1 else (lambda walk: "")
     metafunc.parametrize(("group", "walk"), [
         pytest.param(label, walk, id=label + suffix(walk))
@@ -41,7 +41,7 @@ def pytest_generate_tests(metafunc):
 
 
 def test_group(benchmark, bench_options, group, walk):
-    options, clock = bench_options, bench_options.clock
+    options = bench_options
     measured, skipped = [], []  # (record info, Timing)
     for workload, impl, params in _GROUPS[group].items:
         info = {"area": _GROUPS[group].area, "workload": workload.name, "implementation": impl,
@@ -54,6 +54,7 @@ def test_group(benchmark, bench_options, group, walk):
             skipped.append(f"{workload.name} {impl or 'yardstick'}: {exc}")
     if not measured:
         pytest.skip("; ".join(dict.fromkeys(skipped)))
+    clock = options.clock
     timings = [t for _, t in measured]
     # pedantic needs its number of rounds up front: one cycle, not kept, sizes the pass
     first = turns.cycle(timings, 0, clock)

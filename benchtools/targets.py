@@ -28,8 +28,9 @@ class Stats:
 class Points:
     """Medians of one run, looked up by workload, implementation and parameters."""
 
-    def __init__(self):
+    def __init__(self, device: str = "cpu"):
         self._stats: dict[tuple, Stats] = {}
+        self.device = device  #: the run's device: what a lookup without one means
 
     @staticmethod
     def _key(workload: str, implementation: str | None, device: str, params: dict) -> tuple:
@@ -39,10 +40,11 @@ class Points:
     def add(self, workload, implementation, device, params, stats: Stats) -> None:
         self._stats[self._key(workload, implementation, device, params)] = stats
 
-    def get(self, workload, implementation=None, device="cpu", **params) -> Stats | None:
-        return self._stats.get(self._key(workload, implementation, device, params))
+    def get(self, workload, implementation=None, device=None, **params) -> Stats | None:
+        return self._stats.get(self._key(workload, implementation, device or self.device,
+                                         params))
 
-    def median(self, workload, implementation=None, device="cpu", **params) -> float | None:
+    def median(self, workload, implementation=None, device=None, **params) -> float | None:
         stats = self.get(workload, implementation, device, **params)
         return None if stats is None else stats.median
 
@@ -74,14 +76,22 @@ class Target:
     measure: Callable[[Points, str], float | None]
     ok: Callable[[float], bool]
     versus: str | None = None  #: the implementation compared against, if any
+    #: the device the target is about (None: any, evaluated on the run's device); on a run on
+    #: another device it is "not measured", never a verdict
+    device: str | None = None
 
     def lines(self, points: Points, implementations: list[str]) -> list[str]:
         out = []
         for impl in implementations:
             if impl == self.versus:
                 continue
-            value = self.measure(points, impl)
             text = self.text.format(impl=impl)
+            if self.device is not None and self.device != points.device:
+                why = "no CUDA device" if self.device == "cuda" else f"not a {self.device} run"
+                out.append(f"- {text}: not measured: {why} in this {points.device} run "
+                           f"(target {self.goal})")
+                continue
+            value = self.measure(points, impl)
             if value is None:
                 out.append(f"- {text}: not measured (target {self.goal})")
             else:

@@ -11,6 +11,11 @@ Three kinds of asv class come from a workload: ``asv_class`` (``time_<name>``: r
 ``asv_versus_companions`` (``track_ratio``: the point over the point its targets divide it by).
 A ratio is timed in turns (``benchtools.turns``), so asv records it with history, ``asv compare``
 and ``asv continuous`` like any other benchmark.
+
+How a call is bracketed on its device (synchronisation, warm-up, the clock) is decided in
+``benchtools.clock`` and applied here, in ``Workload.build`` and ``timing``: a workload's
+``prepare`` never synchronises. Sizes where only a GPU makes sense (``cuda_params``) are points of
+the cuda grid only.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from benchtools import clock as clocks
 from benchtools import registry, turns
 
 
@@ -43,18 +49,40 @@ class Workload:
     #: divides this point by: the side-by-side run measures them interleaved with this point
     companions: Callable[[dict], list[tuple[str, dict]]] | None = field(default=None,
                                                                         repr=False)
+    #: values added to the grid on cuda only (sizes where a GPU matters and a CPU run would
+    #: only get slower), e.g. ``{"size": [1_000_000]}``
+    cuda_params: dict[str, list] = field(default_factory=dict)
+    #: params -> the point's physical floor (``benchtools.floors.Floor``: kernel launches and
+    #: bytes); None: one launch, no bytes worth a copy
+    floor: Callable[[dict], object] | None = field(default=None, repr=False)
 
-    def build(self, implementation: str | None, device: str, **params) -> Timed:
-        """Resolve the area through the registry, then prepare (raises NotImplementedError
-        for what cannot run here)."""
+    def grid(self, device: str = "cpu") -> dict[str, list]:
+        """The parameter grid on ``device``; ``device=None``: every device's (asv's params)."""
+        if device == "cpu" or not self.cuda_params:
+            return self.params
+        return {k: [*v, *(x for x in self.cuda_params.get(k, []) if x not in v)]
+                for k, v in self.params.items()}
+
+    def build(self, implementation: str | None, device: str, *,
+              device_clock: clocks.DeviceClock | None = None, **params) -> Timed:
+        """Resolve the area through the registry, then prepare, every call completed on the
+        device (``benchtools.clock``); raises NotImplementedError for what cannot run here."""
+        if device == "cpu" and params not in list(self.points("cpu")):
+            raise NotImplementedError(f"a cuda-only point of {self.name} ({params})")
         dev = registry.device(device)
+        device_clock = device_clock or clocks.of(device)
         area = registry.area_of(implementation, self.area) if self.area else None
-        return self.prepare(area, dev, **params)
+        timed = self.prepare(area, dev, **params)
+        if device_clock.synchronises:
+            device_clock.sync()  # what prepare queued is no call's time
+        return Timed(device_clock.complete(timed.call), device_clock.complete(timed.before))
 
-    def points(self):
-        """Every parameter combination, as dicts (implementation and device excluded)."""
-        names = list(self.params)
-        for combo in itertools.product(*self.params.values()):
+    def points(self, device: str | None = "cpu"):
+        """Every parameter combination on ``device`` (None: on any device), as dicts
+        (implementation and device excluded)."""
+        grid = self.grid("cuda" if device is None else device)
+        names = list(grid)
+        for combo in itertools.product(*grid.values()):
             yield dict(zip(names, combo, strict=True))
 
     @property
@@ -78,16 +106,19 @@ def asv_class(class_name: str, workload: Workload, **attributes) -> type:
     params [implementation,] device, *grid.
 
     A ``fresh_state`` workload gets one call per sample and ``Timed.before`` in ``setup``
-    (asv runs setup before every sample when ``number`` is 1), and no warm-up call.
+    (asv runs setup before every sample when ``number`` is 1), and no asv warm-up (on cuda the
+    device's warm-up calls, ``benchtools.clock``, run in every setup, each after ``before``).
     """
     names = (["implementation"] if workload.area else []) + ["device", *workload.params]
-    grid = ([registry.IMPLEMENTATIONS] if workload.area else []) + [registry.DEVICES,
-                                                                   *workload.params.values()]
+    grid = ([registry.IMPLEMENTATIONS] if workload.area else []) + [
+        registry.DEVICES, *workload.grid(None).values()]
 
     def setup(self, *args):
         given = dict(zip(names, args, strict=True))
-        impl = given.pop("implementation", None)
-        self.timed = workload.build(impl, given.pop("device"), **given)
+        impl, device = given.pop("implementation", None), given.pop("device")
+        device_clock = clocks.use(clocks.of(device))  # the timer of this point's device
+        self.timed = workload.build(impl, device, device_clock=device_clock, **given)
+        device_clock.warm(self.timed.call, self.timed.before)
         if self.timed.before is not None:
             self.timed.before()
 
@@ -99,7 +130,7 @@ def asv_class(class_name: str, workload: Workload, **attributes) -> type:
     body = {"params": grid, "param_names": names, "setup": setup,
             f"time_{workload.name}": timed_call, "timeout": 600,
             # 2 rounds x 5-20 samples: medians repeat within a few percent
-            "rounds": 2, "repeat": (5, 20, 10.0), "timer": registry.timer()}
+            "rounds": 2, "repeat": (5, 20, 10.0), "timer": staticmethod(clocks.active_timer)}
     if workload.fresh_state:
         body.update(number=1, warmup_time=0.0, repeat=(10, 40, 10.0))
     body.update(attributes)
@@ -110,10 +141,12 @@ def asv_class(class_name: str, workload: Workload, **attributes) -> type:
 RATIO_BUDGET = 0.5
 
 
-def timing(workload: Workload, implementation: str | None, device: str, clock,
-           **params) -> turns.Timing:
-    """The calibrated Timing of a point, its probe call (the warm-up) already made."""
-    timed = workload.build(implementation, device, **params)
+def timing(workload: Workload, implementation: str | None, device: str,
+           clock: clocks.DeviceClock, **params) -> turns.Timing:
+    """The calibrated Timing of a point: its device's warm-up calls and its probe call (the
+    CPU's warm-up) already made."""
+    timed = workload.build(implementation, device, device_clock=clock, **params)
+    clock.warm(timed.call, timed.before)
     result = turns.Timing(timed.call, timed.before)
     turns.calibrate(result, clock, turns.probe(result, clock))
     return result
@@ -122,13 +155,14 @@ def timing(workload: Workload, implementation: str | None, device: str, clock,
 def _ratio_class(class_name: str, names: list[str], grid: list, pair, doc: str) -> type:
     """An asv class with one method, ``track_ratio``, over ``names``/``grid``; ``pair(given)``
     builds the (numerator, denominator) Timings of a point."""
-    clock = registry.timer()
 
     def setup(self, *args):
-        self.pair = pair(dict(zip(names, args, strict=True)), clock)
+        given = dict(zip(names, args, strict=True))
+        self.clock = clocks.use(clocks.of(given["device"]))
+        self.pair = pair(given, self.clock)
 
     def track_ratio(self, *args):
-        return turns.ratio_in_turns(*self.pair, clock, RATIO_BUDGET)
+        return turns.ratio_in_turns(*self.pair, self.clock, RATIO_BUDGET)
 
     track_ratio.__doc__ = doc
     return type(class_name, (), {"params": grid, "param_names": names, "setup": setup,
@@ -150,7 +184,7 @@ def asv_versus_baseline(class_name: str, workload: Workload) -> type:
                 timing(workload, registry.BASELINE, device, clock, **given))
 
     return _ratio_class(class_name, names, [others or [registry.BASELINE], registry.DEVICES,
-                                            *workload.params.values()], pair,
+                                            *workload.grid(None).values()], pair,
                         f"{workload.name}: implementation / {registry.BASELINE}, in turns")
 
 
@@ -168,5 +202,5 @@ def asv_versus_companions(class_name: str, workload: Workload, siblings: list[Wo
                 timing(other, impl if other.area else None, device, clock, **other_params))
 
     return _ratio_class(class_name, names, [registry.IMPLEMENTATIONS, registry.DEVICES,
-                                            *workload.params.values()], pair,
+                                            *workload.grid(None).values()], pair,
                         f"{workload.name} over its companion point, in turns")
