@@ -44,18 +44,28 @@ sys.exit(pytest.main(sys.argv[1:]))
 SPECS = ["conformance/test_prioritized_replay.py", "conformance/test_sac_done_states.py"]
 
 
-def _verdicts(tmp_path, shown):
-    out = tmp_path / f"{(shown or 'plain').replace(' ', '-')}.json"
+def _start(tmp_path, shown):
+    """One run of the specs on the installed torchrl, showing ``shown`` as its version (None:
+    its own); the three runs of the test go side by side, each on one worker."""
+    name = (shown or "plain").replace(" ", "-")
+    out = tmp_path / f"{name}.json"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     argv = [*SPECS, "--impl", "torchrl", "--expectations", "none", "--results", str(out), "-q",
-            "-n", "0",
-            "-p", "no:cacheprovider"]
+            "-n", "0", "-p", "no:cacheprovider"]
     if shown:
         env |= {"SHOWN_VERSION": shown, "TORCHRL_CONFORMANCE_VERSION_LABEL": shown}
         cmd = [sys.executable, "-c", SHIM, *argv]
     else:
         cmd = [sys.executable, "-m", "pytest", *argv]
-    subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    log = (tmp_path / f"{name}.log").open("w")
+    return out, log, subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def _verdicts(run):
+    out, log, proc = run
+    proc.wait(timeout=600)
+    log.close()
+    assert out.is_file(), f"no results from {proc.args[-1]}: {Path(log.name).read_text()[-1500:]}"
     rows = json.loads(out.read_text())["rows"]
     return {r["nodeid"]: (r["outcome"], r["message"]) for r in rows}, rows
 
@@ -64,14 +74,22 @@ def _verdicts(tmp_path, shown):
 def test_verdicts_on_the_installed_torchrl_do_not_depend_on_the_version_it_shows(tmp_path):
     if versions.installed_version("torchrl") == versions.NOT_INSTALLED:
         pytest.skip("needs the stack's torchrl")
-    plain, _ = _verdicts(tmp_path, None)
-    assert len(plain) > 50
     # (torchrl parses its own version at import: the strings shown must be valid versions)
-    for shown in ("0.4.0", "0.0.0.dev20261027"):
-        seen, rows = _verdicts(tmp_path, shown)
-        assert {r["implementation_version"] for r in rows} == {shown}  # the shim took effect
-        differ = sorted(k for k in plain if plain[k] != seen.get(k))
-        assert not differ, f"shown torchrl {shown}: verdicts changed for {differ[:3]}"
+    shown_versions = ("0.4.0", "0.0.0.dev20261027")
+    runs = {shown: _start(tmp_path, shown) for shown in (None, *shown_versions)}
+    try:
+        plain, _ = _verdicts(runs[None])
+        assert len(plain) > 50
+        for shown in shown_versions:
+            seen, rows = _verdicts(runs[shown])
+            assert {r["implementation_version"] for r in rows} == {shown}  # the shim took effect
+            differ = sorted(k for k in plain if plain[k] != seen.get(k))
+            assert not differ, f"shown torchrl {shown}: verdicts changed for {differ[:3]}"
+    finally:
+        for _, log, proc in runs.values():
+            proc.kill()
+            proc.wait()
+            log.close()
 
 
 class _Sampler:
