@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 
+from conformance import device
+
 
 def _fmt(value) -> str:
     if isinstance(value, float):
@@ -21,6 +23,7 @@ def message(what: str, *, params: dict, expected, actual, cause: str | None = No
     lines = [
         f"{what}",
         "  parameters: " + ", ".join(f"{k}={_fmt(v)}" for k, v in params.items()),
+        f"  device:     {device.label(device.current())}",
         f"  expected:   {_fmt(expected)}",
         f"  actual:     {_fmt(actual)}",
     ]

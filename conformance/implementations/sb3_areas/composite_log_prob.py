@@ -55,6 +55,9 @@ class _RowLogits(torch.nn.Module):
 
 
 class SB3MultiCategorical:
+    devices = ("cpu",)  # conformance.interface: the devices this area runs on
+    devices_why = ('this adapter builds Stable-Baselines3\'s models with device="cpu" and feeds their '
+                   'numpy rollout/replay buffers on the host; SB3 on a GPU is not wired in')
     # "mean" raises NotImplementedError (not applicable), rather than failing as an exploration
     # type a TorchRL release lacks: SB3 has no such notion
     exploration_types = COMPOSITE_EXPLORATION_TYPES

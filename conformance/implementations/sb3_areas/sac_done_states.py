@@ -62,6 +62,9 @@ class _RowQ(torch.nn.Module):
 
 
 class SB3SAC:
+    devices = ("cpu",)  # conformance.interface: the devices this area runs on
+    devices_why = ('this adapter builds Stable-Baselines3\'s models with device="cpu" and feeds their '
+                   'numpy rollout/replay buffers on the host; SB3 on a GPU is not wired in')
     def __init__(self, sac_cls, env_factory, logger_factory):
         self.sac_cls, self.env_factory, self.logger_factory = sac_cls, env_factory, logger_factory
 

@@ -40,6 +40,9 @@ _WHERE = "MultiCategoricalMixin.act"
 
 
 class SkrlMultiCategorical:
+    devices = ("cpu",)  # conformance.interface: the devices this area runs on
+    devices_why = ('this adapter builds skrl\'s agents, models and memories with device="cpu"; skrl '
+                   'on a GPU is not wired in')
     # "mode" and "mean" raise NotImplementedError (not applicable): skrl has no such notion
     exploration_types = COMPOSITE_EXPLORATION_TYPES
 

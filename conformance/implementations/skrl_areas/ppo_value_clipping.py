@@ -57,6 +57,9 @@ def _float64(memory, name: str) -> None:
 
 
 class SkrlPPOCritic:
+    devices = ("cpu",)  # conformance.interface: the devices this area runs on
+    devices_why = ('this adapter builds skrl\'s agents, models and memories with device="cpu"; skrl '
+                   'on a GPU is not wired in')
     critic_scale = 2.0  # F.mse_loss: no 0.5
 
     def __init__(self, skrl):

@@ -60,6 +60,9 @@ class _RecordingScaler(DisabledScaler):
 
 
 class SkrlSAC:
+    devices = ("cpu",)  # conformance.interface: the devices this area runs on
+    devices_why = ('this adapter builds skrl\'s agents, models and memories with device="cpu"; skrl '
+                   'on a GPU is not wired in')
     def __init__(self, skrl):
         self.skrl = skrl
 

@@ -38,6 +38,9 @@ class _ZeroMeanUnitScale(torch.nn.Module):
 
 
 class TianshouPPOCritic:
+    devices = ("cpu",)  # conformance.interface: the devices this area runs on
+    devices_why = ("this adapter feeds Tianshou's policy numpy batches on the host; Tianshou on a "
+                   'GPU is not wired in')
     critic_scale = 2.0
 
     def __init__(self, ts):

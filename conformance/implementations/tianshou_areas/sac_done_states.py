@@ -90,6 +90,9 @@ def _spec_policy_class(sac_policy_cls, batch_cls):
 
 
 class TianshouSAC:
+    devices = ("cpu",)  # conformance.interface: the devices this area runs on
+    devices_why = ("this adapter feeds Tianshou's policy numpy batches on the host; Tianshou on a "
+                   'GPU is not wired in')
     def __init__(self, ts):
         self.ts = ts
 

@@ -34,6 +34,9 @@ class _Made:
 
 
 class SACPolicyMode:
+    devices = ("cpu",)  # conformance.interface: the devices this area runs on
+    devices_why = ("this adapter feeds Tianshou's policy numpy batches on the host; Tianshou on a "
+                   'GPU is not wired in')
     def __init__(self, policy_cls, batch_cls, box_cls):
         self.policy_cls, self.batch_cls, self.box_cls = policy_cls, batch_cls, box_cls
 
