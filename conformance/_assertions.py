@@ -7,7 +7,8 @@ import math
 
 import numpy as np
 
-from conformance import device
+#: the run's device as failure messages name it (set by ``conformance.device.use``)
+DEVICE = "cpu"
 
 
 def _fmt(value) -> str:
@@ -23,7 +24,7 @@ def message(what: str, *, params: dict, expected, actual, cause: str | None = No
     lines = [
         f"{what}",
         "  parameters: " + ", ".join(f"{k}={_fmt(v)}" for k, v in params.items()),
-        f"  device:     {device.label(device.current())}",
+        f"  device:     {DEVICE}",
         f"  expected:   {_fmt(expected)}",
         f"  actual:     {_fmt(actual)}",
     ]

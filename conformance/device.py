@@ -24,6 +24,8 @@ import re
 
 import torch
 
+from conformance import _assertions
+
 ENV_VAR = "TORCHRL_CONFORMANCE_DEVICE"
 OPTION = "--device"
 DEFAULT = "cpu"
@@ -99,6 +101,7 @@ def use(device: torch.device) -> None:
     """Make ``device`` this process's run device (the plugin calls it once, at configure)."""
     global _current
     _current = torch.device(device)
+    _assertions.DEVICE = label(_current)  # every failure message names it
 
 
 def current() -> torch.device:
@@ -156,9 +159,7 @@ def host(value, what: str = "the implementation's output"):
     if isinstance(value, torch.Tensor):
         expected = target()
         if not _same(value.device, expected):
-            from conformance._assertions import message  # it names the device with this module
-
-            raise WrongDevice(message(
+            raise WrongDevice(_assertions.message(
                 f"{what} is not on the run's device", params={}, expected=f"a tensor on "
                 f"{label(expected)}", actual=f"a tensor on {value.device}",
                 cause="the implementation ignores the device of its inputs (it moves them, or "
@@ -231,8 +232,6 @@ def check_placed(obj, what: str) -> None:
     optional ``.device`` (none: host memory, the CPU); WrongDevice unless it is the run's."""
     found = getattr(obj, "device", None) or DEFAULT
     if not _same(torch.device(found), target()):
-        from conformance._assertions import message
-
-        raise WrongDevice(message(
+        raise WrongDevice(_assertions.message(
             f"{what} is not on the run's device", params={}, expected=label(target()),
             actual=str(found), cause="the implementation ignores device="))

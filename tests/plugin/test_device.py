@@ -71,7 +71,7 @@ def test_option_wins_over_the_environment_variable(suite):
 def test_device_cpu_gives_the_verdicts_of_no_option(suite, tmp_path):
     args = (PPO, TANH, "--impl", "reference,torchrl")
     default = suite(*args)
-    explicit = suite(*args, "--device", "cpu")
+    explicit = suite(*args, "--device", "cpu", "-v")  # -v: the header
     assert default.returncode == explicit.returncode == 0, explicit.output[-2000:]
     assert default.outcomes() == explicit.outcomes()
     assert {r["device"] for r in explicit.rows()} == {"cpu"} == {r["device"] for r in default.rows()}
@@ -87,7 +87,7 @@ def test_fake_cuda_run_labels_rows_reports_and_header(suite, tmp_path):
     """The guard accepts cuda when torch sees one; the device reaches the specs (a CPU-only
     plug-in is "not applicable" on it), the rows, the results and the report's columns."""
     run = suite(*FAKE, PPO, "--impl", "reference,tests.mutants.devices:CPU_ONLY", "-k",
-                "counterexample", "--device", "cuda", env=ONE_CUDA)
+                "counterexample", "--device", "cuda", "-v", env=ONE_CUDA)
     assert run.returncode == 0, run.output[-2000:]
     assert "device: cuda (fake GPU (self-test), CUDA " in run.output
     assert run.results["device"].startswith("cuda (fake GPU (self-test)")
