@@ -68,8 +68,8 @@ def cuda_trees_problem() -> str | None:
 
         return (f"the installed torchrl {module_version('torchrl')}'s torchrl._torchrl was built "
                 f"without CUDA (it has no {CUDA_TREES}), so PrioritizedSampler(device='cuda') "
-                "cannot be built; a TorchRL wheel built with CUDA (FORCE_CUDA=1), or these trees "
-                "built from torchrl/csrc/cuda_segment_tree.cu with nvcc, is needed")
+                "cannot be built; build them from its torchrl/csrc with nvcc: PYTHONPATH=$(python "
+                "-m conformance.upstream.extension cuda-overlay DIR) (reports/gpu/README.md)")
     return None
 
 
