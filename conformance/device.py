@@ -2,8 +2,8 @@
 
 A run has one device, chosen before anything is collected: the default ``cpu``, or ``cuda`` /
 ``cuda:N`` where torch sees that CUDA device (asking for one it does not see is a one-line
-usage error, never a run of skips). The specs build their inputs on the CPU in float64, exactly
-as on any other device, so that every device is checked against the same numbers; then
+usage error, never a run of skips). The specs build their inputs on the CPU, seeded, as they
+always did, so that every device is checked on the same numbers; then
 
 - :func:`put` hands an input to the implementation on the run's device (tensors, the modules
   of value and SAC networks, and the dataclasses of ``conformance.interface`` holding them);
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import itertools
 import re
 
 import torch
@@ -142,9 +143,8 @@ def put(value):
 
 
 def _module_device(module: torch.nn.Module) -> torch.device | None:
-    for tensor in (*module.parameters(), *module.buffers()):
-        return tensor.device
-    return None
+    tensor = next(itertools.chain(module.parameters(), module.buffers()), None)
+    return None if tensor is None else tensor.device
 
 
 class WrongDevice(AssertionError):
