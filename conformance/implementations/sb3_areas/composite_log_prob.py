@@ -38,6 +38,7 @@ from conformance.implementations.library_composite import (
     one_action_tensor,
 )
 from conformance.implementations.library_sac import as_rows
+from conformance.implementations.sb3 import HOST_ONLY
 from conformance.interface import COMPOSITE_EXPLORATION_TYPES, CompositeLogProbs, CompositePPOStep
 
 _WHERE = "MultiCategoricalDistribution"
@@ -56,8 +57,7 @@ class _RowLogits(torch.nn.Module):
 
 class SB3MultiCategorical:
     devices = ("cpu",)  # conformance.interface: the devices this area runs on
-    devices_why = ('this adapter builds Stable-Baselines3\'s models with device="cpu" and feeds their '
-                   'numpy rollout/replay buffers on the host; SB3 on a GPU is not wired in')
+    devices_why = HOST_ONLY
     # "mean" raises NotImplementedError (not applicable), rather than failing as an exploration
     # type a TorchRL release lacks: SB3 has no such notion
     exploration_types = COMPOSITE_EXPLORATION_TYPES

@@ -47,6 +47,7 @@ import torch
 from conformance.implementations.capture import RecordingOptimizer
 from conformance.implementations.introspect import quiet
 from conformance.implementations.library_sac import as_rows, state_table, unsupported
+from conformance.implementations.sb3 import HOST_ONLY
 from conformance.interface import SACOutcome
 
 
@@ -63,8 +64,8 @@ class _RowQ(torch.nn.Module):
 
 class SB3SAC:
     devices = ("cpu",)  # conformance.interface: the devices this area runs on
-    devices_why = ('this adapter builds Stable-Baselines3\'s models with device="cpu" and feeds their '
-                   'numpy rollout/replay buffers on the host; SB3 on a GPU is not wired in')
+    devices_why = HOST_ONLY
+
     def __init__(self, sac_cls, env_factory, logger_factory):
         self.sac_cls, self.env_factory, self.logger_factory = sac_cls, env_factory, logger_factory
 
