@@ -7,6 +7,9 @@ import math
 
 import numpy as np
 
+#: the run's device as failure messages name it (set by ``conformance.device.use``)
+DEVICE = "cpu"
+
 
 def _fmt(value) -> str:
     if isinstance(value, float):
@@ -21,6 +24,7 @@ def message(what: str, *, params: dict, expected, actual, cause: str | None = No
     lines = [
         f"{what}",
         "  parameters: " + ", ".join(f"{k}={_fmt(v)}" for k, v in params.items()),
+        f"  device:     {DEVICE}",
         f"  expected:   {_fmt(expected)}",
         f"  actual:     {_fmt(actual)}",
     ]

@@ -1,4 +1,5 @@
-"""pytest wiring of the suite: --impl, --expectations, --spec-timeout, results and reports, the header."""
+"""pytest wiring of the suite: --impl, --device, --expectations, --spec-timeout, results and
+reports, the header."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import warnings
 from pathlib import Path
 
 import pytest
+import torch
 from hypothesis import HealthCheck, settings
 
-from conformance import implementations, outcomes
+from conformance import device, implementations, outcomes
 from conformance.interface import AREAS
 from conformance.plugin import completeness, isolation, keys, survey, watchdog
 from conformance.plugin import expectations as exp
@@ -47,6 +49,15 @@ def pytest_addoption(parser):
         help=(
             "implementations to check, comma-separated: reference, torchrl, pkg.module:object "
             f"(default: ${implementations.ENV_VAR} or {implementations.DEFAULT!r})"
+        ),
+    )
+    group.addoption(
+        device.OPTION,
+        default=None,
+        metavar="DEVICE",
+        help=(
+            "where implementations run: cpu, cuda or cuda:N; oracles stay on the CPU "
+            f"(default: ${device.ENV_VAR} or {device.DEFAULT})"
         ),
     )
     group.addoption(
@@ -186,8 +197,18 @@ def _resolve(config, expected_state: tuple) -> tuple[list, dict, dict[str, str]]
     return selected, surveys, import_leaks
 
 
+def _device(config):
+    """The run's device, checked before anything is imported or collected: a device torch
+    does not see here is a usage error (exit code 4), never a run of skips."""
+    try:
+        return device.choose(config.getoption("device"), os.environ)
+    except device.DeviceError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
 def pytest_configure(config):
     completeness.check_own_plugins(config, OWN_PLUGINS)
+    device.use(_device(config))
     expected_state = isolation.snapshot()  # before any implementation is imported
     selected, surveys, import_leaks = _resolve(config, expected_state)
     config.stash[keys.SELECTED] = selected
@@ -288,6 +309,7 @@ def pytest_report_header(config):
     lines = [
         f"conformance stack: {versions}",
         "implementations: " + ", ".join(f"{s.id} {s.version}" for s in selected),
+        f"device: {device.describe(device.current())}",
     ]
     files = config.stash.get(keys.EXPECTATION_FILES, [])
     lines.append("expectations: " + (", ".join(files) if files else "none"))
@@ -295,6 +317,12 @@ def pytest_report_header(config):
         if found.not_tested:
             lines.append(f"NOT TESTED: {impl_id}: {found.not_tested}")
     return lines
+
+
+@pytest.fixture(scope="session", name="device")
+def device_fixture() -> torch.device:
+    """The run's device (``--device``): where the specs put the implementation's inputs."""
+    return device.current()
 
 
 @pytest.hookimpl(tryfirst=True)  # the implementation comes first in every test id
@@ -323,6 +351,9 @@ def area_status(request, impl, area: str) -> survey.AreaStatus:
     if status.state == survey.ABSENT:
         skip(outcomes.NOT_APPLICABLE,
              f"{outcomes.NOT_APPLICABLE_REASON}: {impl.id} does not provide {AREAS[area]}")
+    elsewhere = device.not_supported(status.obj, impl.id, area)
+    if elsewhere:
+        skip(outcomes.NOT_APPLICABLE, f"{outcomes.NOT_APPLICABLE_REASON}: {elsewhere}")
     return status
 
 

@@ -21,11 +21,14 @@ MODE/DETERMINISTIC are the argmax.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance import device
 from conformance._assertions import assert_close, message
 from conformance.interface import (
     COMPOSITE_EXPLORATION_TYPES,
@@ -89,6 +92,47 @@ def leaf_heads(heads) -> dict[str, CompositeHead]:
     return {h: CompositeHead(x.kind, {k: v.detach().clone().requires_grad_(True) for k, v in x.params.items()})
             for h, x in heads.items()}
 
+
+
+# ------------------------------------------------------------------ calling the implementation
+# Heads, actions and advantages go to the run's device; what comes back returns to the CPU for
+# the float64 oracle (conformance.device).
+
+def _returned(got, call: str):
+    """A CompositeLogProbs or CompositePPOStep with its tensors back on the CPU."""
+    moved = {f.name: device.host(getattr(got, f.name), f"{call}.{f.name}")
+             for f in dataclasses.fields(got) if f.name in ("actions", "head_log_probs",
+                                                            "aggregate", "ratio")}
+    return dataclasses.replace(got, **moved)
+
+
+def actor(area, heads, **kwargs):
+    return _returned(area.actor(device.put(heads), **kwargs), "actor()")
+
+
+def log_prob(area, heads, actions, **kwargs):
+    return _returned(area.log_prob(device.put(heads), device.put(actions), **kwargs),
+                     "log_prob()")
+
+
+def ppo_step(area, heads, *, advantage, **kwargs):
+    return _returned(area.ppo_step(device.put(heads), advantage=device.put(advantage), **kwargs),
+                     "ppo_step()")
+
+
+def misconfigured_actor(area, heads, **kwargs):
+    return _returned(area.misconfigured_actor(device.put(heads), **kwargs),
+                     "misconfigured_actor()")
+
+
+def ppo_step_changed(area, heads, new_heads, *, advantage, **kwargs):
+    return _returned(area.ppo_step_changed(device.put(heads), device.put(new_heads),
+                                           advantage=device.put(advantage), **kwargs),
+                     "ppo_step_changed()")
+
+
+def entropy_loss(area, heads, **kwargs) -> float:
+    return float(device.host(area.entropy_loss(device.put(heads), **kwargs), "entropy_loss()"))
 
 # ------------------------------------------------------------------ checks
 
@@ -174,7 +218,7 @@ def test_actor_log_probs_match_oracle(composite_log_prob, heads_name, exploratio
                                      expected=exploration,
                                      actual=composite_log_prob.exploration_types))
     try:
-        got = composite_log_prob.actor(heads, exploration=exploration, seed=0)
+        got = actor(composite_log_prob, heads, exploration=exploration, seed=0)
     except NotImplementedError:
         # judged by the plugin (not applicable only when the implementation declares it), never
         # taken for the "error naming the head" accepted below
@@ -203,8 +247,8 @@ def test_single_category_head_has_log_prob_exactly_zero(composite_log_prob, expl
     from the actor and from scoring the sample, whatever its logit (here up to ~|8|)."""
     heads = seed_heads()
     params = {"heads": describe(heads), "exploration": exploration}
-    got = composite_log_prob.actor(heads, exploration=exploration, seed=1)
-    scored = composite_log_prob.log_prob(heads, got.actions, sample_batch_shape=(B,))
+    got = actor(composite_log_prob, heads, exploration=exploration, seed=1)
+    scored = log_prob(composite_log_prob, heads, got.actions, sample_batch_shape=(B,))
     head = heads["action2"]
     # one log-prob per sample: an empty or broadcast tensor is not "exactly zero"
     zeros = torch.zeros_like(oracle.head_log_prob(
@@ -228,10 +272,10 @@ def test_extreme_logits_are_finite_and_match_oracle(composite_log_prob, scale):
     heads = seed_heads(scale=scale / 8, seed=2)  # |N(0, 2^2)| * scale / 8 stays below ~scale
     params = {"heads": describe(heads), "max|logit|": float(magnitude(heads).max()), "seed": 2}
     worst = {h: oracle.least_likely(x.params["logits"]) for h, x in heads.items()}
-    check_log_probs(composite_log_prob.log_prob(heads, worst, sample_batch_shape=(B,)),
+    check_log_probs(log_prob(composite_log_prob, heads, worst, sample_batch_shape=(B,)),
                     heads, worst, params={**params, "actions": "least likely"})
     for exploration in ("random", "mode"):
-        got = composite_log_prob.actor(heads, exploration=exploration, seed=2)
+        got = actor(composite_log_prob, heads, exploration=exploration, seed=2)
         check_log_probs(got, heads, got.actions, params={**params, "exploration": exploration})
 
 
@@ -242,10 +286,10 @@ def test_batch_shapes(composite_log_prob, heads_name, batch):
     per-head log-prob may keep its event dim), from the actor and from scoring its sample."""
     heads = HEADS[heads_name](batch, seed=3)
     params = {"heads": describe(heads), "batch": batch, "seed": 3}
-    got = composite_log_prob.actor(heads, exploration="random", seed=3)
+    got = actor(composite_log_prob, heads, exploration="random", seed=3)
     check_actions(got, heads, "random", params=params)
     check_log_probs(got, heads, got.actions, params={**params, "source": "actor"})
-    scored = composite_log_prob.log_prob(heads, got.actions, sample_batch_shape=batch)
+    scored = log_prob(composite_log_prob, heads, got.actions, sample_batch_shape=batch)
     check_log_probs(scored, heads, got.actions, params={**params, "source": "log_prob(sample)"})
 
 
@@ -280,7 +324,7 @@ def test_aggregate_does_not_depend_on_the_sample_tensordict(composite_log_prob, 
     params = {"heads": describe(heads), "distribution batch": dist_batch,
               "sample tensordict batch": sample_batch,
               "stored categorical action": "[*batch, 1]" if trailing else "[*batch]", "seed": 4}
-    got = composite_log_prob.log_prob(heads, actions, sample_batch_shape=sample_batch)
+    got = log_prob(composite_log_prob, heads, actions, sample_batch_shape=sample_batch)
     check_log_probs(got, heads, actions, params=params, sample_batch_shape=sample_batch,
                     link=TD_1054 if layout == "sample-batch=[B]-of-[B,T]" else RL_2487)
 
@@ -308,7 +352,7 @@ def test_gradients_match_oracle(composite_log_prob, case):
     weights = torch.randn(B, generator=g)
     params = {"heads": describe(heads), "path": path, "actions": which, "seed": 5}
     if path == "actor":
-        got = composite_log_prob.actor(heads, exploration="random", seed=5)
+        got = actor(composite_log_prob, heads, exploration="random", seed=5)
         actions = got.actions
     else:
         if which == "least likely":
@@ -318,7 +362,7 @@ def test_gradients_match_oracle(composite_log_prob, case):
                            if x.kind == "categorical" else
                            (x.params["loc"] + x.params["scale"] * torch.randn(B, 2, generator=g)).detach())
                        for h, x in heads.items()}
-        got = composite_log_prob.log_prob(heads, actions, sample_batch_shape=(B,))
+        got = log_prob(composite_log_prob, heads, actions, sample_batch_shape=(B,))
     if got.aggregate is None or not got.aggregate.requires_grad:
         raise AssertionError(message("the aggregate log-prob is not attached to the parameters' graph",
                                      params=params, expected="a tensor with grad_fn",
@@ -354,7 +398,7 @@ def test_ppo_ratio_of_unchanged_policy_is_one(composite_log_prob, heads_name, st
     advantage = 0.5 + torch.randn(B, 1, generator=g)
     assert abs(float(advantage.mean())) > 0.1
     params = {"heads": describe(heads), "stored actions": stored, "clip_epsilon": 0.2, "seed": 6}
-    step = composite_log_prob.ppo_step(heads, advantage=advantage, clip_epsilon=0.2, seed=6,
+    step = ppo_step(composite_log_prob, heads, advantage=advantage, clip_epsilon=0.2, seed=6,
                                        trailing_singleton=stored == "trailing-singleton")
     if step.ratio is not None:
         ratio = torch.as_tensor(step.ratio).detach().double()
@@ -393,7 +437,7 @@ def test_misconfigured_actor_names_the_key(composite_log_prob, fault):
     key = OFFENDING_KEY[fault]
     params = {"fault": COMPOSITE_MISCONFIGURATIONS[fault]}
     try:
-        got = composite_log_prob.misconfigured_actor(heads, fault=fault)
+        got = misconfigured_actor(composite_log_prob, heads, fault=fault)
     except NotImplementedError:
         raise  # judged by the plugin, never taken for a refusal that names the key
     except Exception as exc:  # noqa: BLE001 - judged below
@@ -440,6 +484,6 @@ def test_property_log_prob_matches_oracle(composite_log_prob, case):
         loc, sd = torch.randn(*batch, 3, generator=g), 0.1 + torch.rand(*batch, 3, generator=g)
         heads["n"] = CompositeHead("normal", {"loc": loc, "scale": sd})
         actions["n"] = loc + sd * torch.randn(*batch, 3, generator=g)
-    got = composite_log_prob.log_prob(heads, actions, sample_batch_shape=batch)
+    got = log_prob(composite_log_prob, heads, actions, sample_batch_shape=batch)
     check_log_probs(got, heads, actions, params={"heads": describe(heads), "batch": batch,
                                                  "logit scale": scale, "seed": seed})

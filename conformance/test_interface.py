@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance import outcomes
+from conformance import device, outcomes
 from conformance._assertions import message
 from conformance.areas import AREAS, NUMBER
 from conformance.conftest import area_status
@@ -41,7 +41,8 @@ def test_prioritized_buffer_satisfies_its_protocol(impl, request):
     status = area_status(request, impl, "prioritized_replay")
     if status.problems:
         pytest.skip("the area itself does not satisfy its protocol (see the test above)")
-    buffer = status.obj.buffer(capacity=4, alpha=0.6, beta=0.4, eps=1e-3)
+    buffer = status.obj.buffer(capacity=4, alpha=0.6, beta=0.4, eps=1e-3,
+                               **device.keyword(status.obj))
     _fail_if(problems(buffer, PrioritizedBuffer), impl, "prioritized_replay", PrioritizedBuffer)
 
 

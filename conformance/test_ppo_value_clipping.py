@@ -23,6 +23,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from conformance import device
 from conformance._assertions import assert_close, message
 from conformance.oracles import ppo_value_clipping as oracle
 
@@ -44,16 +45,20 @@ def _column(x) -> torch.Tensor:
 
 
 def run_critic(ppo, v, old, R, *, clip_value, clip_epsilon=0.2, critic_coeff=1.0):
-    """Call the implementation; return (loss, (dweight, dbias), clip fraction)."""
-    net = _value_net()
+    """Call the implementation (on the run's device); return (loss, (dweight, dbias), clip
+    fraction)."""
+    net = device.put(_value_net())
     out = ppo.critic_loss(
-        value_net=net, observation=_column(v), old_value=_column(old), returns=_column(R),
-        clip_value=clip_value, clip_epsilon=clip_epsilon, critic_coeff=critic_coeff,
+        value_net=net, observation=device.put(_column(v)), old_value=device.put(_column(old)),
+        returns=device.put(_column(R)), clip_value=clip_value, clip_epsilon=clip_epsilon,
+        critic_coeff=critic_coeff,
     )
-    out.loss.backward()
-    grads = tuple(float(p.grad.sum()) if p.grad is not None else float("nan")
-                  for p in (net.weight, net.bias))
-    return float(out.loss.detach()), grads, out.value_clip_fraction
+    loss = device.host(out.loss, "CriticLoss.loss")
+    loss.backward()
+    grads = tuple(float(device.host(p.grad, f"the value network's {name} gradient").sum())
+                  if p.grad is not None else float("nan")
+                  for name, p in (("weight", net.weight), ("bias", net.bias)))
+    return float(loss.detach()), grads, out.value_clip_fraction
 
 
 def expected_critic(ppo, v, old, R, c, critic_coeff):

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance import device
 from conformance._assertions import assert_close, message
 from conformance.oracles import prioritized_replay as oracle
 
@@ -56,7 +56,10 @@ class Run:
                  row_width=1):
         self.area = area
         self.buf = area.buffer(capacity=capacity, alpha=alpha, beta=beta, eps=eps,
-                               upper_priority=upper, row_width=row_width)
+                               upper_priority=upper, row_width=row_width,
+                               **device.keyword(area))
+        if device.declares(area):
+            device.check_placed(self.buf, "the buffer")
         self.model = oracle.ReplayModel(capacity, alpha, beta, eps,
                                         initial_priority=float(area.initial_priority),
                                         upper_priority=upper, row_width=row_width)
@@ -163,7 +166,7 @@ class Run:
     def check_sample(self, n: int, seed: int):
         """Draw ``n`` items; check indices, items and importance weights; return the draw."""
         __tracebackhide__ = True
-        draw = self.buf.sample(n, torch.Generator().manual_seed(seed))
+        draw = self.buf.sample(n, device.generator(seed))
         index = np.asarray(draw.index, dtype=np.int64)
         params = self.params(batch=n, seed=seed)
         stored = self.model.stored()
@@ -319,7 +322,7 @@ def test_sampling_frequencies_follow_the_priorities(prioritized_replay, filled):
     law = run.model.probabilities()
     power = oracle.chi_square_power(law, oracle.off_by_one_law(law), N_DRAWS, size=GOF_SIZE)
     assert power >= 0.999, f"test design: power {power} against the off-by-one is too low"
-    draw = run.buf.sample(N_DRAWS, torch.Generator().manual_seed(GOF_SEED))
+    draw = run.buf.sample(N_DRAWS, device.generator(GOF_SEED))
     counts = np.bincount(np.asarray(draw.index), minlength=16).astype(np.float64)[:16]
     fit = oracle.chi_square(counts, law, size=GOF_SIZE)
     if fit.rejected:

@@ -35,12 +35,14 @@ is off by 3e-9 relative). On these batches the known-wrong target rules move los
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 import torch
 
+from conformance import device
 from conformance._assertions import assert_close, is_finite, message
 from conformance.interface import SAC_LAYOUTS, SACBatch, SACNetworks
 from conformance.oracles import sac_done_states as oracle
@@ -231,8 +233,12 @@ def run(area, kind, layout, b, skip, nets=None, *, what=""):
     params = {"kind": kind, "layout": layout, "skip_done_states": shown, "B": B,
               "N": 1 if layout == "single" else N, "alpha": ALPHA, "gamma": GAMMA}
     try:
-        return area.loss(networks=nets, batch=b, skip_done_states=skip, alpha=ALPHA,
-                         gamma=GAMMA, target_entropy=TARGET_ENTROPY[kind])
+        out = area.loss(networks=device.put(nets), batch=device.put(b), skip_done_states=skip,
+                        alpha=ALPHA, gamma=GAMMA, target_entropy=TARGET_ENTROPY[kind])
+        return dataclasses.replace(
+            out, losses=device.host(out.losses, "SACOutcome.losses"),
+            actor_grad=device.host(out.actor_grad, "SACOutcome.actor_grad"),
+            qvalue_grad=device.host(out.qvalue_grad, "SACOutcome.qvalue_grad"))
     except (AssertionError, NotImplementedError):
         # NotImplementedError is judged by the plugin: "not applicable" only when the
         # implementation's own code declares it (conformance/plugin/not_applicable.py)

@@ -53,7 +53,7 @@ class MaskedActor(torch.nn.Module):
 
     def forward(self, observation):
         logits = self.inner(observation)
-        mask = torch.zeros(NA, dtype=torch.bool)
+        mask = torch.zeros(NA, dtype=torch.bool, device=logits.device)
         mask[MASKED] = True
         return logits.masked_fill(mask, -math.inf)
 

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 import torch
 
-from conformance import capabilities
+from conformance import capabilities, device
 from conformance._assertions import message
 from conformance.oracles import tanh_normal_mode as oracle
 
@@ -56,8 +56,8 @@ def test_score_of_a_draw_is_the_score_of_its_pre_tanh_value(scoring, magnitude, 
     low, high = bounds
     loc = _loc(magnitude, seed=int(magnitude * 10))
     scale = torch.full_like(loc, SCALE)
-    dist = scoring.make(loc, scale, low=low, high=high)
-    action, log_prob = scoring.sample_and_score(dist, seed=3)
+    dist = scoring.make(device.put(loc), device.put(scale), low=low, high=high)
+    action, log_prob = device.host(scoring.sample_and_score(dist, seed=3), "sample_and_score()")
     params = {"|loc|": magnitude, "scale": SCALE, "low": low, "high": high, "dtype": "float32",
               "batch": (B, D)}
     lower, upper = oracle.score_bounds(loc.double().numpy(), scale.double().numpy(), low=low,

@@ -59,7 +59,9 @@ def run_suite(tmp_path: Path, *args: str, env: dict | None = None) -> SuiteRun:
     results = tmp_path / "results.json"
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=short",
            "--results", str(results), *args]
-    full_env = {k: v for k, v in os.environ.items() if k != "TORCHRL_CONFORMANCE_IMPL"}
+    # what the suite runs on is what the self-test says, not what the shell exported
+    full_env = {k: v for k, v in os.environ.items()
+                if k not in ("TORCHRL_CONFORMANCE_IMPL", "TORCHRL_CONFORMANCE_DEVICE")}
     full_env.update(env or {})
     proc = subprocess.run(cmd, cwd=ROOT, env=full_env, capture_output=True, text=True,
                           timeout=900)

@@ -11,4 +11,9 @@ from __future__ import annotations
 
 from conformance.implementations.library import library_adapter
 
+#: why this adapter's areas declare the CPU only (``conformance.interface``: Devices)
+HOST_ONLY = ('this adapter builds Stable-Baselines3\'s models with device="cpu" and '
+             'feeds their numpy rollout/replay buffers on the host; SB3 on a GPU is '
+             'not wired in')
+
 IMPLEMENTATION = library_adapter("sb3", "stable-baselines3", "stable_baselines3")

@@ -10,4 +10,8 @@ from __future__ import annotations
 
 from conformance.implementations.library import library_adapter
 
+#: why this adapter's areas declare the CPU only (``conformance.interface``: Devices)
+HOST_ONLY = ("this adapter builds skrl's agents, models and memories with "
+             'device="cpu"; skrl on a GPU is not wired in')
+
 IMPLEMENTATION = library_adapter("skrl", "skrl", "skrl")

@@ -11,4 +11,8 @@ from __future__ import annotations
 
 from conformance.implementations.library import library_adapter
 
+#: why this adapter's areas declare the CPU only (``conformance.interface``: Devices)
+HOST_ONLY = ("this adapter feeds Tianshou's policy numpy batches on the host; Tianshou "
+             'on a GPU is not wired in')
+
 IMPLEMENTATION = library_adapter("tianshou", "tianshou", "tianshou")

@@ -15,6 +15,26 @@ does not provide <capability>" (``conformance/capabilities.py``), one that has i
 its protocol. An implementation that has the method but cannot express one case raises
 ``NotImplementedError("<why>")`` as usual.
 
+Devices. A run checks implementations on one device (``--device cpu`` by default, or
+``cuda`` / ``cuda:N``); the oracles stay on the CPU in float64 whatever it is.
+
+- Every tensor a spec hands an area arrives on the run's device, and so do the modules it hands
+  in (value networks, ``SACNetworks``). Every tensor the area returns must be on that device
+  too: a tensor found elsewhere fails the spec, naming both devices. Numbers and numpy arrays
+  are host values, as before. A ``generator`` handed to ``sample`` is on the run's device.
+- A call that receives no tensor (``PrioritizedReplay.buffer``, ``PrioritizedSlices.
+  slice_buffer``) receives the device as the keyword ``device=`` (a ``torch.device``), and the
+  buffer it returns says where its priorities live with an optional ``.device`` attribute
+  (none: host memory, the CPU).
+- An area declares the devices it runs on with an optional attribute ``devices``, a tuple of
+  device types (``("cpu", "cuda")``), and may say why it runs on no other with ``devices_why``.
+  On a device whose type is not declared its specs are reported "not applicable: <impl> <area>
+  does not run on <device>: <why>", never passed. Only an area that declares ``devices``
+  receives ``device=``; one that declares nothing runs on the CPU only and is called exactly as
+  before devices existed (plug-ins written earlier keep working unchanged).
+- A call that cannot run on the run's device on this machine (say, a library built without its
+  CUDA kernels) raises ``Untestable("<why>")``: its spec is reported "cannot be tested here".
+
 Adapters for real libraries live in ``conformance/implementations/``; ``--impl pkg.mod:obj``
 plugs in anything else that satisfies these protocols. Everything is importable from
 ``conformance.interface`` itself.

@@ -40,7 +40,8 @@ class PrioritizedBuffer(Protocol):
         ...
 
     def sample(self, batch_size: int, generator: torch.Generator) -> PrioritizedDraw:
-        """Draw ``batch_size`` items with replacement, using only ``generator`` for randomness."""
+        """Draw ``batch_size`` items with replacement, using only ``generator`` for randomness
+        (a generator on the run's device)."""
         ...
 
     def tree_values(self) -> np.ndarray:
@@ -85,7 +86,8 @@ class PrioritizedReplay(Protocol):
     ) -> PrioritizedBuffer:
         """An empty buffer of ``capacity`` items. ``upper_priority``: cap on the default priority
         (an implementation without one raises NotImplementedError with the reason).
-        ``row_width > 1``: a two-dimensional storage whose rows are written whole."""
+        ``row_width > 1``: a two-dimensional storage whose rows are written whole. An area that
+        declares ``devices`` also receives ``device=`` (``conformance.interface``: Devices)."""
         ...
 
 
@@ -100,5 +102,6 @@ class PrioritizedSlices(Protocol):
         items of one trajectory (PrioritizedSliceSampler-like, in-buffer max tracking on);
         ``extend(rows)`` writes ``rows`` items whose trajectory id is ``item_id // traj_len``.
         ``state_dict`` / ``load_state_dict`` hand the library's own checkpoint object over
-        without copying it (the specs check that the buffer does not alias it)."""
+        without copying it (the specs check that the buffer does not alias it). An area that
+        declares ``devices`` also receives ``device=`` (``conformance.interface``: Devices)."""
         ...

@@ -26,8 +26,10 @@ from pathlib import Path
 
 import pytest
 
+from conformance import device
 from conformance import outcomes as O
 from conformance.files import replace_all
+from conformance.interface import Untestable
 from conformance.paths import scrub
 from conformance.plugin import completeness, keys, not_applicable
 from conformance.plugin.watchdog import Watchdog, crash_explanation, timed_out_message
@@ -111,6 +113,9 @@ class OutcomeRecorder:
     def pytest_runtest_call(self, item):
         try:
             return (yield)
+        except Untestable as exc:  # an area that cannot run this call here (e.g. on this device)
+            item.stash[keys.SKIP_OUTCOME] = O.UNTESTABLE
+            pytest.skip(f"{O.UNTESTABLE_REASON}: {str(exc) or 'no reason given'}")
         except NotImplementedError as exc:
             why = not_applicable.for_item(item, exc)
             if why is None:  # raised by the library, the spec or a network it handed in
@@ -168,6 +173,7 @@ def _describe(nodeid: str, selected) -> dict:
             break
     return {"nodeid": nodeid, "area": Path(path).stem.removeprefix("test_"), "spec": spec,
             "parameters": params, "implementation": impl, "implementation_version": version,
+            "device": device.label(device.current()),
             "outcome": None, "expected": None, "message": "", "duration": 0.0, "reruns": 0}
 
 
@@ -286,6 +292,7 @@ class ResultsPlugin:
             "python": platform.python_version(),
             "stack": stack_versions(),
             "implementations": {s.id: s.version for s in self.selected},
+            "device": device.describe(device.current()),
             "rows": rows,
         }
         try:

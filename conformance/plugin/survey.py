@@ -9,8 +9,10 @@ tests says why, and the run fails — a gate must never go green on what it did 
 from __future__ import annotations
 
 import difflib
+import inspect
 from dataclasses import dataclass, field
 
+from conformance import device
 from conformance.areas import AREAS
 from conformance.interface import PROTOCOLS, Untestable
 from conformance.interface_check import problems
@@ -78,6 +80,36 @@ def check_identity(impl_id: str, obj: object) -> None:
                 f"({', '.join(AREAS)})")
 
 
+def device_problems(area: object) -> list[str]:
+    """How the area's optional device declaration (``conformance.interface``) is malformed."""
+    declared = getattr(area, device.DEVICES, None)
+    if declared is None:
+        return []
+    if (isinstance(declared, str) or not isinstance(declared, (tuple, list))
+            or not declared or not all(t in device.TYPES for t in declared)):
+        return [f".{device.DEVICES} must be a non-empty tuple of device types among "
+                f"{', '.join(device.TYPES)}, got {declared!r}"]
+    out = []
+    why = getattr(area, device.DEVICES_WHY, None)
+    if why is not None and not (isinstance(why, str) and why.strip()):
+        out.append(f".{device.DEVICES_WHY} must be a non-empty str, got {why!r}")
+    for name in device.KEYWORD_CALLS:
+        method = getattr(area, name, None)
+        if callable(method) and not accepts_keyword(method, "device"):
+            out.append(f"{name}() does not accept keyword 'device', which an area that declares "
+                       f".{device.DEVICES} receives")
+    return out
+
+
+def accepts_keyword(fn, name: str) -> bool:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # a builtin or C callable: nothing to read, nothing to claim
+        return True
+    return any(p.kind is p.VAR_KEYWORD or (p.name == name and p.kind in (
+        p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)) for p in params)
+
+
 def survey(impl_id: str, obj: object) -> Survey:
     """Look every area up once; raise InvalidImplementation if ``obj`` provides no area at all."""
     areas: dict[str, AreaStatus] = {}
@@ -93,7 +125,8 @@ def survey(impl_id: str, obj: object) -> Survey:
         if value is None:
             areas[area] = AreaStatus(ABSENT)
         else:
-            areas[area] = AreaStatus(PROVIDED, value, problems=problems(value, PROTOCOLS[area]))
+            found = problems(value, PROTOCOLS[area]) + device_problems(value)
+            areas[area] = AreaStatus(PROVIDED, value, problems=found)
     result = Survey(impl_id, areas)
     if all(s.state == ABSENT for s in areas.values()):
         raise InvalidImplementation(

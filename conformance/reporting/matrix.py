@@ -34,6 +34,15 @@ ORDER = ["not tested", "fail", "error", "unexpected pass", "untestable", "known 
          "skipped", "pass"]
 
 
+CPU = "cpu"
+
+
+def column_suffix(device: str) -> str:
+    """How a column header names the device its results come from: nothing for the CPU (every
+    report before devices existed, and every CPU run since), `` · cuda`` for any other."""
+    return "" if device == CPU else f" · {device}"
+
+
 def _run_time(doc: dict) -> float:
     time = doc.get("started", doc.get("finished"))
     return time if isinstance(time, (int, float)) else float("-inf")
@@ -46,7 +55,11 @@ def load_rows(paths: Iterable[Path | dict]) -> pd.DataFrame:
     for path in paths:
         doc = path if isinstance(path, dict) else json.loads(Path(path).read_text(encoding="utf-8"))
         frame = pd.DataFrame(doc["rows"])
-        frame["column"] = frame["implementation"] + " " + frame["implementation_version"]
+        if "device" not in frame:  # results written before rows named their device: the CPU's
+            frame["device"] = CPU
+        frame["device"] = frame["device"].fillna(CPU)
+        frame["column"] = (frame["implementation"] + " " + frame["implementation_version"]
+                           + frame["device"].map(column_suffix))
         frame["partial"] = doc.get("partial") or ""
         if "expected" not in frame:  # results written before rows said so themselves
             frame["expected"] = ~frame["outcome"].isin(list(UNEXPECTED))

@@ -19,6 +19,13 @@ the reason why the prioritized-replay specs "cannot be tested here", with the op
 it. Run as a script in the base python: ``python -m conformance.upstream.extension build CSRC
 OUT`` (the build) or ``... probe`` (where the installed torchrl is and whether its shipped
 extension loads), printing one JSON object.
+
+The same builder makes TorchRL's CUDA trees (``cuda_segment_tree.cu``, pytorch/rl#3677) for a
+``--device cuda`` run where the installed wheel lacks them (the PyPI wheels do):
+``python -m conformance.upstream.extension cuda-overlay WORK`` builds ``csrc`` of the installed
+torchrl with nvcc (``CUDAExtension``, ``-DWITH_CUDA``, as TorchRL's setup.py does; no GPU is
+needed to compile), caches it like the CPU build, and prints the overlay folder to put first
+on PYTHONPATH.
 """
 
 from __future__ import annotations
@@ -45,6 +52,9 @@ GIT_FIX = (f"give a TorchRL git repository (a clone of pytorch/rl or its URL) wi
            f"PATH_OR_URL or ${GIT_ENV}")
 COMPILER_FIX = "install a C++ compiler (e.g. apt-get install g++) or name one with $CXX"
 SOURCE_SUFFIXES = {".cpp", ".cc", ".h", ".hpp"}  # what the CPU build reads (.cu is CUDA-only)
+CUDA_SUFFIXES = SOURCE_SUFFIXES | {".cu", ".cuh"}  # what the CUDA build reads
+CUDA_TREES = "CudaSumSegmentTreeFp32"  # what a CUDA build of torchrl._torchrl holds
+NVCC_FIX = ("install the CUDA toolkit of torch's CUDA version (nvcc) and point $CUDA_HOME at it")
 MODULE = "torchrl._torchrl"
 TIMEOUT_ENV = "TORCHRL_CONFORMANCE_BUILD_TIMEOUT"
 
@@ -94,8 +104,9 @@ def _probe() -> dict:
     return out
 
 
-def _load_problem(so: str) -> str | None:
-    """Why the extension file ``so`` cannot serve as torchrl._torchrl here, or None."""
+def _load_problem(so: str, also: str | None = None) -> str | None:
+    """Why the extension file ``so`` cannot serve as torchrl._torchrl here (with the class
+    ``also``, if given), or None."""
     import importlib.util
 
     import torch  # noqa: F401 - the extension needs torch's libraries loaded first
@@ -106,22 +117,44 @@ def _load_problem(so: str) -> str | None:
         spec.loader.exec_module(module)
     except Exception as exc:  # noqa: BLE001 - any failure means "does not load"
         return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
-    if not hasattr(module, "SumSegmentTreeFp32"):
-        return "it has no SumSegmentTreeFp32"
+    for name in ("SumSegmentTreeFp32", also):
+        if name and not hasattr(module, name):
+            return f"it has no {name}"
     return None
 
 
-def _build(csrc: str, out: str) -> dict:
-    """Build every C++ source of ``csrc`` into ``out/_torchrl*.so`` against this torch."""
+def _nvidia_includes() -> list[str]:
+    """The headers of the CUDA libraries that torch's pip wheels install (``nvidia/*/include``:
+    cuSPARSE, cuBLAS, ...): torch's CUDA headers include them, a bare CUDA toolkit may lack them."""
+    try:
+        import nvidia
+    except ImportError:
+        return []
+    return sorted(str(p) for base in nvidia.__path__ for p in Path(base).glob("*/include")
+                  if p.is_dir())
+
+
+def _build(csrc: str, out: str, cuda: bool = False) -> dict:
+    """Build every C++ source of ``csrc`` (and with ``cuda`` its CUDA sources, with nvcc) into
+    ``out/_torchrl*.so`` against this torch."""
     from setuptools import setup
-    from torch.utils.cpp_extension import BuildExtension, CppExtension
+    from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtension
 
     csrc_path = Path(csrc).resolve()
     sources = sorted(str(p) for p in csrc_path.glob("*.cpp"))
     if not sources:
         raise SystemExit(f"no C++ sources (*.cpp) in {csrc}")
-    extension = CppExtension("_torchrl", sources, include_dirs=[str(csrc_path)],
-                             extra_compile_args={"cxx": ["-O3", "-g0"]})
+    flags = {"cxx": ["-O3", "-g0"]}
+    kind = CppExtension
+    if cuda:
+        cu = sorted(str(p) for p in csrc_path.glob("*.cu"))
+        if not cu:
+            raise SystemExit(f"no CUDA sources (*.cu) in {csrc}: this TorchRL has no CUDA trees")
+        sources += cu
+        flags = {"cxx": ["-O3", "-g0", "-DWITH_CUDA"], "nvcc": ["-O3", "-DWITH_CUDA"]}
+        kind = CUDAExtension
+    includes = [str(csrc_path), *(_nvidia_includes() if cuda else [])]
+    extension = kind("_torchrl", sources, include_dirs=includes, extra_compile_args=flags)
     # -g0: Python's own CFLAGS ask for debug info (-g), which made a 22 MB module instead of 0.5 MB
     out = str(Path(out).resolve())
     started, here = time.time(), os.getcwd()
@@ -136,7 +169,7 @@ def _build(csrc: str, out: str) -> dict:
     built = sorted(Path(out).glob("_torchrl*.so"))
     if not built:
         raise SystemExit(f"the build left no _torchrl*.so in {out}")
-    problem = _load_problem(str(built[-1]))
+    problem = _load_problem(str(built[-1]), CUDA_TREES if cuda else None)
     if problem:
         raise SystemExit(f"the built extension does not load: {problem}")
     return {"so": str(built[-1]), "seconds": round(time.time() - started, 1)}
@@ -193,10 +226,21 @@ def compiler_problem() -> str | None:
     return f"no C++ compiler: {where} {name!r}, which is not on PATH — {COMPILER_FIX}"
 
 
-def sources_digest(csrc: Path) -> str:
-    """sha256 over the names and contents of the files the CPU build reads."""
+def nvcc_problem() -> str | None:
+    """Why no CUDA compiler can be run here, with the fix, or None."""
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+    nvcc = Path(home) / "bin" / "nvcc" if home else shutil.which("nvcc")
+    if nvcc and Path(nvcc).is_file():
+        return None
+    where = f"$CUDA_HOME ({home}) has no bin/nvcc" if home else "no nvcc on PATH"
+    return f"no CUDA compiler: {where} — {NVCC_FIX}"
+
+
+def sources_digest(csrc: Path, cuda: bool = False) -> str:
+    """sha256 over the names and contents of the files the (CPU or CUDA) build reads."""
+    suffixes = CUDA_SUFFIXES if cuda else SOURCE_SUFFIXES
     digest = hashlib.sha256()
-    for path in sorted(p for p in csrc.rglob("*") if p.is_file() and p.suffix in SOURCE_SUFFIXES):
+    for path in sorted(p for p in csrc.rglob("*") if p.is_file() and p.suffix in suffixes):
         digest.update(path.relative_to(csrc).as_posix().encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
@@ -272,33 +316,34 @@ def write_overlay(folder: Path, so: Path) -> Path:
 
 
 def build_cached(python: str, csrc: Path, torch: str, work: Path, what: str,
-                 log=print) -> tuple[Path, bool, str]:
+                 log=print, cuda: bool = False) -> tuple[Path, bool, str]:
     """(the built extension, built now?, digest): from the cache when the sources digest and the
-    torch version match an earlier build, else compiled now (RuntimeError when it fails)."""
-    digest = sources_digest(csrc)
+    torch version match an earlier build, else compiled now (RuntimeError when it fails);
+    ``cuda``: with TorchRL's CUDA trees, compiled by nvcc."""
+    digest = sources_digest(csrc, cuda)
     tag = f"cp{sys.version_info[0]}{sys.version_info[1]}"
     proc = subprocess.run([python, "-c", "import sys; print(sys.implementation.cache_tag)"],
                           capture_output=True, text=True)
     if proc.returncode == 0 and proc.stdout.strip():
         tag = proc.stdout.strip()
     safe_torch = torch.replace("+", "_")
-    cache = work / "ext" / f"{digest[:16]}-torch{safe_torch}-{tag}"
+    cache = work / "ext" / f"{digest[:16]}-torch{safe_torch}-{tag}{'-cuda' if cuda else ''}"
     stamp = cache / "build.json"
     if stamp.is_file():
         so = Path(json.loads(stamp.read_text())["so"])
         if so.is_file():
             return so, False, digest
-    problem = compiler_problem()
+    problem = compiler_problem() or (nvcc_problem() if cuda else None)
     if problem:
         raise RuntimeError(problem)
     shutil.rmtree(cache, ignore_errors=True)
     cache.mkdir(parents=True)
-    log(f"    building torchrl._torchrl from {what} against torch {torch} (sha256 "
+    log(f"    building torchrl._torchrl{' with CUDA' if cuda else ''} from {what} against torch {torch} (sha256 "
         f"{digest[:12]}, cached in {cache.relative_to(work.parent) if work.parent in cache.parents else cache})")
     started = time.time()
     try:
-        result = _run_json(python, ["build", str(csrc), str(cache)], _env(python, str(ROOT)),
-                           timeout=build_timeout())
+        result = _run_json(python, ["build", str(csrc), str(cache), *(["--cuda"] if cuda else [])],
+                           _env(python, str(ROOT)), timeout=build_timeout())
     except RuntimeError as exc:
         shutil.rmtree(cache, ignore_errors=True)
         raise RuntimeError(f"building torchrl._torchrl from {what} against torch {torch} "
@@ -360,19 +405,46 @@ def prepare(source, python: str, path: str, work: Path, git_repo: str | None,
     return done(origin=origin, overlay=overlay, built=built)
 
 
+def cuda_overlay(work: Path, log=print) -> Path:
+    """The overlay folder whose ``sitecustomize`` loads a CUDA build of the installed torchrl's
+    ``torchrl/csrc`` as ``torchrl._torchrl`` (RuntimeError with the reason when it cannot)."""
+    python = sys.executable
+    probe = _probe()
+    if probe.get("package") is None:
+        raise RuntimeError("torchrl is not installed next to this python")
+    if not probe.get("csrc"):
+        raise RuntimeError(f"the installed torchrl ({probe['package']}) ships no torchrl/csrc to "
+                           "build its CUDA trees from")
+    csrc = Path(probe["csrc"])
+    so, built, _ = build_cached(python, csrc, probe["torch"], work,
+                                f"the installed torchrl's csrc ({csrc})", log=log, cuda=True)
+    log(f"torchrl._torchrl with CUDA trees {'built now' if built else 'from the cache'}: {so}")
+    return write_overlay(work / "overlay" / "cuda", so)
+
+
+USAGE = ("usage: python -m conformance.upstream.extension probe | build CSRC OUT [--cuda] | "
+         "cuda-overlay WORK")
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["probe"]:
         print(json.dumps(_probe()))
-    elif argv[:1] == ["build"] and len(argv) == 3:
+    elif argv[:1] == ["build"] and len(argv) in (3, 4) and argv[3:] in ([], ["--cuda"]):
         stdout, sys.stdout = sys.stdout, sys.stderr  # setuptools' chatter is not our JSON
         try:
-            result = _build(argv[1], argv[2])
+            result = _build(argv[1], argv[2], cuda=argv[3:] == ["--cuda"])
         finally:
             sys.stdout = stdout
         print(json.dumps(result))
+    elif argv[:1] == ["cuda-overlay"] and len(argv) == 2:
+        try:  # the overlay folder alone on stdout: PYTHONPATH=$(python -m ... cuda-overlay W)
+            print(cuda_overlay(Path(argv[1]).resolve(), log=lambda m: print(m, file=sys.stderr)))
+        except RuntimeError as exc:
+            print(f"cuda-overlay: {exc}", file=sys.stderr)
+            return 1
     else:
-        print("usage: python -m conformance.upstream.extension probe | build CSRC OUT", file=sys.stderr)
+        print(USAGE, file=sys.stderr)
         return 2
     return 0
 

@@ -45,6 +45,9 @@ PROBE_TRIES = 64
 
 
 class PrioritizedReplayArea:
+    devices = ("cpu",)  # conformance.interface: the devices this area runs on
+    devices_why = ('cpprb keeps its buffer and segment trees in numpy arrays in host memory: there '
+                   'is no torch device to put them on')
     initial_priority = 1.0  # CppPrioritizedSampler's default_max_priority
     #: for failure messages (conformance/test_prioritized_replay.py, ``Run.explain``): what
     #: cpprb documents as its own design, quoted where the specs diagnose that design
@@ -57,14 +60,15 @@ class PrioritizedReplayArea:
     def __init__(self, buffer_cls):
         self.buffer_cls = buffer_cls
 
-    def buffer(self, *, capacity, alpha, beta, eps, upper_priority=None, row_width=1):
+    def buffer(self, *, capacity, alpha, beta, eps, upper_priority=None, row_width=1,
+               device=None):  # device: always the CPU, the only one declared
         if upper_priority is not None:
             raise NotImplementedError(
                 "cpprb's PrioritizedReplayBuffer has no upper bound on the default priority "
                 f"({DOCS})")
         return _Buffer(self.buffer_cls, capacity, alpha, beta, eps, row_width)
 
-    def slice_buffer(self, *, capacity, alpha, beta, eps, slice_len, traj_len):
+    def slice_buffer(self, *, capacity, alpha, beta, eps, slice_len, traj_len, device=None):
         raise NotImplementedError(
             "cpprb's PrioritizedReplayBuffer samples single transitions; cpprb has no sampler of "
             "trajectory slices (PrioritizedSliceSampler-like) to checkpoint")

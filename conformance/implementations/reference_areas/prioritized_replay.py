@@ -7,7 +7,9 @@ from conformance.implementations.torchrl_areas.prioritized_replay import (
 def make(adapter):
     from impls import PrioritizedSampler
 
-    area = PrioritizedReplayArea(PrioritizedSampler, default_is_raw=True)
+    # pure torch trees (impls.segment_tree): they run wherever torch does
+    area = PrioritizedReplayArea(PrioritizedSampler, default_is_raw=True,
+                                 cuda_problem=lambda: None)
     # The reference has no slice sampler of its own: the pinned TorchRL's (0.14.1), which keeps
     # and restores its priorities (pytorch/rl#3990) and copies what it loads (#3966), serves
     # the §5 family specs. Its max-priority rule is upstream's, not impls.PrioritizedSampler's.

@@ -38,6 +38,7 @@ from conformance.implementations.library_composite import (
     one_action_tensor,
 )
 from conformance.implementations.library_sac import as_rows
+from conformance.implementations.sb3 import HOST_ONLY
 from conformance.implementations.sb3_areas.rows import quiet_logger, rows_env
 from conformance.interface import COMPOSITE_EXPLORATION_TYPES, CompositeLogProbs, CompositePPOStep
 
@@ -56,6 +57,8 @@ class _RowLogits(torch.nn.Module):
 
 
 class SB3MultiCategorical:
+    devices = ("cpu",)  # conformance.interface: the devices this area runs on
+    devices_why = HOST_ONLY
     # "mean" raises NotImplementedError (not applicable), rather than failing as an exploration
     # type a TorchRL release lacks: SB3 has no such notion
     exploration_types = COMPOSITE_EXPLORATION_TYPES

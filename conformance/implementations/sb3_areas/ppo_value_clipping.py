@@ -31,6 +31,7 @@ import torch
 
 from conformance.implementations.capture import recording_mse
 from conformance.implementations.introspect import quiet
+from conformance.implementations.sb3 import HOST_ONLY
 from conformance.implementations.sb3_areas.rows import quiet_logger, rows_env
 from conformance.interface import CriticLoss
 
@@ -49,6 +50,8 @@ class _RowValue(torch.nn.Module):
 
 
 class SB3PPOCritic:
+    devices = ("cpu",)  # conformance.interface: the devices this area runs on
+    devices_why = HOST_ONLY
     critic_scale = 2.0  # F.mse_loss: no 0.5
 
     def __init__(self, ppo_cls, ppo_module, env_factory, logger_factory):

@@ -47,6 +47,7 @@ import torch
 from conformance.implementations.capture import RecordingOptimizer
 from conformance.implementations.introspect import quiet
 from conformance.implementations.library_sac import as_rows, state_table, unsupported
+from conformance.implementations.sb3 import HOST_ONLY
 from conformance.implementations.sb3_areas.rows import quiet_logger, rows_env
 from conformance.interface import SACOutcome
 
@@ -63,6 +64,9 @@ class _RowQ(torch.nn.Module):
 
 
 class SB3SAC:
+    devices = ("cpu",)  # conformance.interface: the devices this area runs on
+    devices_why = HOST_ONLY
+
     def __init__(self, sac_cls, env_factory, logger_factory):
         self.sac_cls, self.env_factory, self.logger_factory = sac_cls, env_factory, logger_factory
 

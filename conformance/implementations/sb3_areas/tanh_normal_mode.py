@@ -23,6 +23,9 @@ class _Squashed:
 
 
 class SquashedGaussianMode:
+    devices = ("cpu",)  # conformance.interface: the devices this area runs on
+    devices_why = "this adapter computes SB3's squashed-Gaussian mode through numpy on the host"
+
     def __init__(self, dist_cls, unscale_action, box_cls):
         self.dist_cls, self.unscale_action, self.box_cls = dist_cls, unscale_action, box_cls
 

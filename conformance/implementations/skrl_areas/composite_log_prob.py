@@ -33,6 +33,7 @@ from conformance.implementations.library_composite import (
     misconfiguration,
     one_action_tensor,
 )
+from conformance.implementations.skrl import HOST_ONLY
 from conformance.interface import COMPOSITE_EXPLORATION_TYPES, CompositeLogProbs
 
 SKRL_GAE = ("https://github.com/Toni-SM/skrl/blob/2.1.1/skrl/agents/torch/ppo/ppo.py#L61-L62")
@@ -40,6 +41,8 @@ _WHERE = "MultiCategoricalMixin.act"
 
 
 class SkrlMultiCategorical:
+    devices = ("cpu",)  # conformance.interface: the devices this area runs on
+    devices_why = HOST_ONLY
     # "mode" and "mean" raise NotImplementedError (not applicable): skrl has no such notion
     exploration_types = COMPOSITE_EXPLORATION_TYPES
 

@@ -34,6 +34,7 @@ from conformance.implementations.capture import (
     recording_mse,
 )
 from conformance.implementations.introspect import quiet
+from conformance.implementations.skrl import HOST_ONLY
 from conformance.interface import CriticLoss
 
 
@@ -57,6 +58,8 @@ def _float64(memory, name: str) -> None:
 
 
 class SkrlPPOCritic:
+    devices = ("cpu",)  # conformance.interface: the devices this area runs on
+    devices_why = HOST_ONLY
     critic_scale = 2.0  # F.mse_loss: no 0.5
 
     def __init__(self, skrl):

@@ -44,6 +44,7 @@ import torch
 from conformance.implementations.capture import DisabledScaler, RecordingOptimizer
 from conformance.implementations.introspect import quiet
 from conformance.implementations.library_sac import as_rows, state_table, unsupported
+from conformance.implementations.skrl import HOST_ONLY
 from conformance.implementations.skrl_areas.ppo_value_clipping import _float64
 from conformance.interface import SACOutcome
 
@@ -60,6 +61,9 @@ class _RecordingScaler(DisabledScaler):
 
 
 class SkrlSAC:
+    devices = ("cpu",)  # conformance.interface: the devices this area runs on
+    devices_why = HOST_ONLY
+
     def __init__(self, skrl):
         self.skrl = skrl
 

@@ -27,6 +27,7 @@ import torch
 
 from conformance.implementations.capture import LossRecorder
 from conformance.implementations.introspect import quiet
+from conformance.implementations.tianshou import HOST_ONLY
 from conformance.interface import CriticLoss
 
 
@@ -38,6 +39,8 @@ class _ZeroMeanUnitScale(torch.nn.Module):
 
 
 class TianshouPPOCritic:
+    devices = ("cpu",)  # conformance.interface: the devices this area runs on
+    devices_why = HOST_ONLY
     critic_scale = 2.0
 
     def __init__(self, ts):

@@ -39,6 +39,9 @@ TS_EPS = float(np.finfo(np.float32).eps)
 
 
 class PrioritizedReplayArea:
+    devices = ("cpu",)  # conformance.interface: the devices this area runs on
+    devices_why = ("Tianshou's PrioritizedReplayBuffer keeps its priorities in a numpy segment tree "
+                   'in host memory')
     #: for failure messages (conformance/test_prioritized_replay.py, ``Run.explain``): what
     #: Tianshou documents, in its docstring or code, as its own design
     documented_design = {
@@ -59,14 +62,15 @@ class PrioritizedReplayArea:
         # Tianshou's _max_prio starts at 1.0 = |p'| + eps_ts = p + eps in the shifted domain
         return 1.0 - self.eps
 
-    def buffer(self, *, capacity, alpha, beta, eps, upper_priority=None, row_width=1):
+    def buffer(self, *, capacity, alpha, beta, eps, upper_priority=None, row_width=1,
+               device=None):  # device: always the CPU, the only one declared
         if upper_priority is not None:
             raise NotImplementedError(
                 f"Tianshou's PrioritizedReplayBuffer has no upper bound on the default priority ({SOURCE})")
         self.eps = eps
         return _Buffer(self, capacity, alpha, beta, eps, row_width)
 
-    def slice_buffer(self, *, capacity, alpha, beta, eps, slice_len, traj_len):
+    def slice_buffer(self, *, capacity, alpha, beta, eps, slice_len, traj_len, device=None):
         raise NotImplementedError(
             "Tianshou's PrioritizedReplayBuffer samples single transitions; Tianshou has no "
             "prioritized sampler of trajectory slices (PrioritizedSliceSampler-like)")

@@ -42,6 +42,7 @@ import torch
 from conformance.implementations.capture import LossRecorder
 from conformance.implementations.introspect import quiet
 from conformance.implementations.library_sac import grads, unsupported
+from conformance.implementations.tianshou import HOST_ONLY
 from conformance.interface import SACOutcome
 
 
@@ -90,6 +91,9 @@ def _spec_policy_class(sac_policy_cls, batch_cls):
 
 
 class TianshouSAC:
+    devices = ("cpu",)  # conformance.interface: the devices this area runs on
+    devices_why = HOST_ONLY
+
     def __init__(self, ts):
         self.ts = ts
 

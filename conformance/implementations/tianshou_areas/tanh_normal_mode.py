@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from conformance.implementations.introspect import quiet
+from conformance.implementations.tianshou import HOST_ONLY
 
 
 class _GivenParameters(torch.nn.Module):
@@ -34,6 +35,9 @@ class _Made:
 
 
 class SACPolicyMode:
+    devices = ("cpu",)  # conformance.interface: the devices this area runs on
+    devices_why = HOST_ONLY
+
     def __init__(self, policy_cls, batch_cls, box_cls):
         self.policy_cls, self.batch_cls, self.box_cls = policy_cls, batch_cls, box_cls
 

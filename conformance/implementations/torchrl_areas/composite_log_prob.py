@@ -49,9 +49,9 @@ class _Gain(torch.nn.Module):
     # The policy network: every parameter tensor times a learnable scalar held at exactly 1, so
     # the distribution sees the heads' parameters bit for bit, gradients reach them, and the
     # PPO loss has parameters to make functional.
-    def __init__(self):
+    def __init__(self, device):
         super().__init__()
-        self.gain = torch.nn.Parameter(torch.ones(()))
+        self.gain = torch.nn.Parameter(torch.ones((), device=device))
 
     def forward(self, *tensors):
         return tuple(t * self.gain for t in tensors)
@@ -59,7 +59,7 @@ class _Gain(torch.nn.Module):
 
 class _ZeroCritic(torch.nn.Module):
     def forward(self, x):
-        return torch.zeros(x.shape[:-1] + (1,), dtype=x.dtype)
+        return torch.zeros(x.shape[:-1] + (1,), dtype=x.dtype, device=x.device)
 
 
 def _lp_key(head: str):
@@ -73,11 +73,18 @@ def _spec_class(new: str, old: str):
     return getattr(specs, new, None) or getattr(specs, old)
 
 
+def _device(heads: dict[str, CompositeHead]) -> torch.device:
+    """Where the heads' parameters live (the run's device): what the adapter builds goes there."""
+    return next(iter(next(iter(heads.values())).params.values())).device
+
+
 def _key_text(key) -> str:
     return repr(key if isinstance(key, str) else tuple(key))
 
 
 class TensorDictComposite:
+    devices = ("cpu", "cuda")  # conformance.interface: everything follows the heads' device
+
     def __init__(self, dist_cls, actor_cls, loss_cls):
         import tensordict.nn as tdnn
         from torchrl.envs.utils import ExplorationType
@@ -113,7 +120,7 @@ class TensorDictComposite:
         Composite = _spec_class("Composite", "CompositeSpec")
         names = list(heads)
         pairs = [(h, p) for h in names for p in heads[h].params]
-        module = TensorDictModule(_Gain(), in_keys=[("obs", h, p) for h, p in pairs],
+        module = TensorDictModule(_Gain(_device(heads)), in_keys=[("obs", h, p) for h, p in pairs],
                                   out_keys=[("params", h, p) for h, p in pairs])
         dist_map = {h: self._distribution_class(heads[h]) for h in names}
         name_map = {h: (ACTION, h) for h in names}
@@ -166,8 +173,9 @@ class TensorDictComposite:
 
     @staticmethod
     @contextlib.contextmanager
-    def _seeded(seed: int):
-        with torch.random.fork_rng(devices=[]):
+    def _seeded(seed: int, device: torch.device):
+        # the global RNG of the device that samples is put back afterwards too
+        with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
             torch.manual_seed(seed)
             yield
 
@@ -192,7 +200,7 @@ class TensorDictComposite:
         with quiet():
             with self._aggregate(True):
                 actor = self._build(heads)
-                with self._exploration(exploration), self._seeded(seed):
+                with self._exploration(exploration), self._seeded(seed, _device(heads)):
                     out = actor(self._observation(heads))
                 key = getattr(actor.module[-1], "log_prob_key", "sample_log_prob")
             return self._read(out, heads, key)
@@ -249,7 +257,7 @@ class TensorDictComposite:
         if isinstance(coeff, dict):
             coeff = {(ACTION, f"{h}_entropy"): c for h, c in coeff.items()}
         batch = next(iter(heads.values())).batch_shape
-        advantage = torch.zeros(*batch, 1)
+        advantage = torch.zeros(*batch, 1, device=_device(heads))
         out, _, _ = self._ppo(heads, advantage=advantage, clip_epsilon=0.2, seed=seed,
                               trailing_singleton=False, entropy_coeff=coeff)
         return float(out["loss_entropy"].detach())
@@ -262,7 +270,7 @@ class TensorDictComposite:
         with quiet():
             with self._aggregate(False):
                 actor = self._build(heads)
-                with torch.no_grad(), self._exploration("random"), self._seeded(seed):
+                with torch.no_grad(), self._exploration("random"), self._seeded(seed, _device(heads)):
                     data = actor(self._observation(heads))
                 if trailing_singleton:
                     for h in names:
@@ -300,7 +308,7 @@ class TensorDictComposite:
         with quiet():
             with self._aggregate(True):
                 actor = self._build(heads, fault=fault)
-                with self._exploration("random"), self._seeded(0):
+                with self._exploration("random"), self._seeded(0, _device(heads)):
                     out = actor(self._observation(heads))
         return self._read(out, heads, None)
 

@@ -21,6 +21,7 @@ class _ZeroMeanUnitScale(torch.nn.Module):
 
 class ClipPPOCritic:
     critic_scale = 2.0
+    devices = ("cpu", "cuda")  # conformance.interface: the loss follows the value net's device
 
     def __init__(self, loss_cls, *, takes_clip_epsilon: bool = True):
         self.loss_cls = loss_cls

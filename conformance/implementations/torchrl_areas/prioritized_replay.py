@@ -20,6 +20,13 @@ Release differences absorbed here (read from the tags v0.6.0 .. v0.13.3 and the 
 
 When TorchRL's C++ segment trees do not load next to the installed torch (ABI mismatch), the
 area raises ``Untestable``: the specs report "cannot be tested here", they never pass.
+
+On a CUDA run the buffer's storage is on the GPU and the sampler is built with ``device=``:
+TorchRL's CUDA segment trees (``torchrl/csrc/cuda_segment_tree.cu``, pytorch/rl#3677; the
+sampler's ``device=`` keyword is in 0.14.1), its own case of the area, checked by the same
+specs. A release whose ``PrioritizedSampler`` has no ``device=`` declares the area CPU-only;
+where the installed ``torchrl._torchrl`` was built without the CUDA trees (the PyPI wheels of
+0.14.1 are), a CUDA buffer raises ``Untestable`` with the reason.
 """
 
 from __future__ import annotations
@@ -47,21 +54,60 @@ def extension_problem(sampler_cls) -> str | None:
     return None
 
 
+CUDA_TREES = "CudaSumSegmentTreeFp32"  # what torchrl._torchrl holds when built with CUDA
+
+
+def cuda_trees_problem() -> str | None:
+    """Why TorchRL's CUDA segment trees cannot be used here, or None."""
+    try:
+        import torchrl._torchrl as extension
+    except ImportError as exc:
+        return f"torchrl._torchrl does not load ({type(exc).__name__}: {exc})"
+    if not hasattr(extension, CUDA_TREES):
+        return (f"the installed torchrl._torchrl was built without CUDA (it has no {CUDA_TREES}),"
+                " so PrioritizedSampler(device='cuda') cannot be built; build them from its torchrl/csrc with nvcc: PYTHONPATH=$(python "
+                "-m conformance.upstream.extension cuda-overlay DIR) (reports/gpu/README.md)")
+    return None
+
+
 class PrioritizedReplayArea:
     initial_priority = 1.0  # upstream's documented value while no maximum is known
 
-    def __init__(self, sampler_cls, *, default_is_raw: bool):
+    def __init__(self, sampler_cls, *, default_is_raw: bool, cuda_problem=cuda_trees_problem):
         self.sampler_cls = sampler_cls
         self.default_is_raw = default_is_raw
         params = keyword_parameters(sampler_cls)
         self.has_upper_bound = "upper_priority" in params
         self.has_within_buffer = "max_priority_within_buffer" in params
+        # conformance.interface: the devices the area runs on (a CUDA run builds the sampler
+        # with device=, i.e. TorchRL's CUDA trees)
+        if "device" in params:
+            self.devices = ("cpu", "cuda")
+        else:
+            self.devices = ("cpu",)
+            self.devices_why = (f"{sampler_cls.__name__} has no device= keyword: its segment "
+                                "trees live on the CPU (CUDA trees: pytorch/rl#3677)")
+        self.cuda_problem = cuda_problem
+
+    @staticmethod
+    def _check_device(device, what: str, cuda_problem):
+        """The device a buffer is built on; Untestable where its trees cannot be."""
+        device = torch.device(device or "cpu")
+        if device.type == "cuda":
+            problem = cuda_problem()
+            if problem:
+                raise Untestable(f"{what} on {device}: {problem}")
+        return device
 
     # A TorchRL release without an option the spec asks of TorchRL fails that spec
     # (AssertionError), it is not "not applicable": NotImplementedError from adapter code would
     # declare it so (conformance/plugin/not_applicable.py), which is for other libraries.
-    def buffer(self, *, capacity, alpha, beta, eps, upper_priority=None, row_width=1):
+    def buffer(self, *, capacity, alpha, beta, eps, upper_priority=None, row_width=1,
+               device=None):
+        device = self._check_device(device, self.sampler_cls.__name__, self.cuda_problem)
         kwargs = dict(max_capacity=capacity, alpha=alpha, beta=beta, eps=eps)
+        if device.type != "cpu":
+            kwargs["device"] = device  # on the CPU: built exactly as before devices existed
         if self.has_within_buffer:
             kwargs["max_priority_within_buffer"] = True
         if upper_priority is not None:
@@ -71,39 +117,58 @@ class PrioritizedReplayArea:
                     "bound on the default priority (pytorch/rl#2210 proposed `_upper_priority`; "
                     "it was not merged)")
             kwargs["upper_priority"] = upper_priority
-        return _Buffer(self, kwargs, capacity, row_width)
+        return _Buffer(self, kwargs, capacity, row_width, device)
 
     #: set by ``make`` where the release has one (the §5 family capability ``slice_buffer``)
     slice_sampler_cls = None
 
-    def slice_buffer(self, *, capacity, alpha, beta, eps, slice_len, traj_len):
-        """A ``PrioritizedSliceSampler`` buffer (``conformance.interface.PrioritizedSlices``)."""
+    def slice_buffer(self, *, capacity, alpha, beta, eps, slice_len, traj_len, device=None):
+        """A ``PrioritizedSliceSampler`` buffer (``conformance.interface.PrioritizedSlices``);
+        on a CUDA storage TorchRL's slice sampler builds its trees on the storage's device."""
         if self.slice_sampler_cls is None:
             raise AssertionError("this release has no PrioritizedSliceSampler")
+        # the slice sampler is TorchRL's, for the reference too: TorchRL's CUDA trees
+        device = self._check_device(device, "PrioritizedSliceSampler", cuda_trees_problem)
         kwargs = dict(max_capacity=capacity, alpha=alpha, beta=beta, eps=eps,
                       slice_len=slice_len, traj_key="traj", strict_length=False)
         if "max_priority_within_buffer" in keyword_parameters(self.slice_sampler_cls):
             kwargs["max_priority_within_buffer"] = True
-        return _SliceBuffer(self, kwargs, capacity, traj_len)
+        return _SliceBuffer(self, kwargs, capacity, traj_len, device)
+
+
+def _storage(capacity, device, **kwargs):
+    from torchrl.data import LazyTensorStorage
+
+    if device.type != "cpu":
+        kwargs["device"] = device
+    return LazyTensorStorage(capacity, **kwargs)
 
 
 class _Buffer:
-    def __init__(self, area: PrioritizedReplayArea, sampler_kwargs, capacity, row_width):
-        from torchrl.data import LazyTensorStorage, ReplayBuffer
+    def __init__(self, area: PrioritizedReplayArea, sampler_kwargs, capacity, row_width,
+                 device):
+        from torchrl.data import ReplayBuffer
 
         self.area = area
         self.alpha, self.eps = sampler_kwargs["alpha"], sampler_kwargs["eps"]
         self.row_width = row_width
         self.shape = (capacity,) if row_width == 1 else (capacity // row_width, row_width)
+        self.requested = device
         with quiet():
             self.sampler = area.sampler_cls(**sampler_kwargs)
             if row_width == 1:
-                storage = LazyTensorStorage(capacity)
+                storage = _storage(capacity, device)
                 self.rb = ReplayBuffer(storage=storage, sampler=self.sampler)
             else:  # rows written whole: extend along dim 0 of a [rows, row_width] storage
-                storage = LazyTensorStorage(capacity, ndim=2)
+                storage = _storage(capacity, device, ndim=2)
                 self.rb = ReplayBuffer(storage=storage, sampler=self.sampler, dim_extend=0)
         self.next_item = 0
+
+    @property
+    def device(self) -> torch.device:
+        """Where the sampler keeps its priorities (a release without the property: the CPU)."""
+        found = getattr(self.sampler, "device", None)
+        return torch.device(found) if found is not None else torch.device("cpu")
 
     # ------------------------------------------------------------------------- indices
     def _flat(self, index) -> np.ndarray:
@@ -118,8 +183,12 @@ class _Buffer:
     def _native(self, flat: np.ndarray) -> torch.Tensor:
         flat = np.asarray(flat, dtype=np.int64)
         if len(self.shape) == 1:
-            return torch.as_tensor(flat)
-        return torch.as_tensor(np.stack(np.unravel_index(flat, self.shape), -1))
+            return self._placed(torch.as_tensor(flat))
+        return self._placed(torch.as_tensor(np.stack(np.unravel_index(flat, self.shape), -1)))
+
+    def _placed(self, tensor: torch.Tensor) -> torch.Tensor:
+        # on the CPU, as before devices existed; on a GPU where the buffer lives
+        return tensor if self.requested.type == "cpu" else tensor.to(self.requested)
 
     # ---------------------------------------------------------------------- operations
     def __len__(self) -> int:
@@ -134,7 +203,7 @@ class _Buffer:
             return self._flat(self.rb.extend(data))
 
     def update_priority(self, index, priority) -> None:
-        priority = torch.as_tensor(np.asarray(priority, dtype=np.float32))
+        priority = self._placed(torch.as_tensor(np.asarray(priority, dtype=np.float32)))
         with quiet():
             self.rb.update_priority(self._native(index), priority)
 
@@ -155,7 +224,7 @@ class _Buffer:
         )
 
     def tree_values(self) -> np.ndarray:
-        index = torch.arange(len(self.rb))
+        index = self._placed(torch.arange(len(self.rb)))
         values = self.sampler._sum_tree[index]
         return torch.as_tensor(values, dtype=torch.float64).reshape(-1).cpu().numpy()
 
@@ -184,15 +253,16 @@ class _SliceBuffer(_Buffer):
     """Items are a tensordict ``{"item", "traj"}`` (trajectory id ``item // traj_len``);
     checkpoints are the buffer's own ``state_dict`` objects, handed over uncopied."""
 
-    def __init__(self, area, sampler_kwargs, capacity, traj_len):
-        from torchrl.data import LazyTensorStorage, ReplayBuffer
+    def __init__(self, area, sampler_kwargs, capacity, traj_len, device):
+        from torchrl.data import ReplayBuffer
 
         self.area = area
         self.alpha, self.eps = sampler_kwargs["alpha"], sampler_kwargs["eps"]
         self.row_width, self.shape, self.traj_len = 1, (capacity,), traj_len
+        self.requested = device
         with quiet():
             self.sampler = area.slice_sampler_cls(**sampler_kwargs)
-            self.rb = ReplayBuffer(storage=LazyTensorStorage(capacity), sampler=self.sampler)
+            self.rb = ReplayBuffer(storage=_storage(capacity, device), sampler=self.sampler)
         self.next_item = 0
 
     def extend(self, rows: int) -> np.ndarray:

@@ -78,6 +78,8 @@ def _tensordict(batch: SACBatch):
 
 
 class TorchRLSACDoneStates:
+    devices = ("cpu", "cuda")  # conformance.interface: the loss follows the networks' device
+
     def __init__(self, sac_cls, discrete_cls, *, library: str = "torchrl"):
         self.classes = {"continuous": sac_cls, "discrete": discrete_cls}
         self.library = library

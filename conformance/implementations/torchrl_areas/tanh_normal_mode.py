@@ -16,6 +16,8 @@ from conformance.implementations.introspect import first_accepted, quiet
 
 
 class TanhNormalAPI:
+    devices = ("cpu", "cuda")  # conformance.interface: the distribution follows loc's device
+
     def __init__(self, dist_cls):
         self.dist_cls = dist_cls
         # renamed min/max -> low/high across releases
