@@ -96,11 +96,14 @@ def conformance(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """All the suite's self-tests (CI): oracles, references, plugin, upstream, benchmarks and the
     mutants in the stack environment, then each library adapter's self-tests in its library's
-    layer (``python -m conformance.libraries.selftests``). Extra arguments go to pytest."""
+    layer (``python -m conformance.libraries.selftests``). Extra arguments go to pytest (``-n 0``
+    for one process; ``$TORCHRL_CONFORMANCE_WORKERS`` sets the default of 2 workers)."""
     python = _self_test_python(session)
-    # pytest-timeout is the self-tests' safety net (the suite under test has its own watchdog)
+    # pytest-timeout is the self-tests' safety net (the suite under test has its own watchdog).
+    # Two workers: most self-tests wait on one single-process run of the suite, so one worker
+    # left a 2-core CI machine half idle (23 min in one process, 14 min in two, measured).
     _run(session, python, "-m", "pytest", "tests", "-p", "no:cacheprovider", "--timeout", "900",
-         *session.posargs)
+         "--numprocesses", os.environ.get("TORCHRL_CONFORMANCE_WORKERS", "2"), *session.posargs)
     _run(session, python, "-m", "conformance.libraries.selftests", "--", *session.posargs)
 
 

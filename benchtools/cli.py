@@ -131,6 +131,16 @@ def pytest_command(args, names: list[str], results: Path, skips: Path) -> list[s
     return cmd + (["-k", args.keyword] if args.keyword else [])
 
 
+def child_environment() -> dict[str, str]:
+    """The environment of the side-by-side pytest run: the checkout first on PYTHONPATH (a
+    PYTHONPATH already set stays: the GPU machine's carried wheels), hash seed fixed, and no
+    ``PYTEST_XDIST_*``: pytest-benchmark turns itself off when it reads those, which it would
+    when the driver is started from a pytest-xdist worker (the self-tests under ``-n``)."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST_")}
+    return {**env, "PYTHONPATH": path, "PYTHONHASHSEED": "0"}
+
+
 def measure(args, names: list[str], out: Output) -> tuple[int, float]:
     """Run pytest into new files; replace ``out``'s results only when it finished. Returns the
     exit status and the seconds it took."""
@@ -139,9 +149,7 @@ def measure(args, names: list[str], out: Output) -> tuple[int, float]:
     for path in (new_results, new_skips):
         path.unlink(missing_ok=True)
     cmd = pytest_command(args, names, new_results, new_skips)
-    # the checkout first; a PYTHONPATH already set stays (the GPU machine's carried wheels)
-    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
-    env = {**os.environ, "PYTHONPATH": path, "PYTHONHASHSEED": "0"}
+    env = child_environment()
     print("+", " ".join(cmd), flush=True)
     start = time.monotonic()
     try:

@@ -2,13 +2,13 @@
 the machine: the grouping, the loop, and pytest-benchmark's record of it."""
 
 import json
-import os
 import subprocess
 import sys
 
 import pytest
 
 from benchtools import groups, turns
+from benchtools.cli import child_environment
 from benchtools.targets import Stats, ratio
 from conformance.paths import ROOT
 
@@ -93,8 +93,7 @@ def test_pytest_benchmark_records_each_point_of_a_group_with_aligned_cycles(tmp_
          "-p", "no:cacheprovider", "-k", "ppo_value_clipping", f"--benchmark-json={out}",
          "--benchmark-timer=time.process_time", "--bench-impl=reference,torchrl",
          "--bench-passes=2", "--bench-max-time=0.02"],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
-        timeout=600)
+        cwd=ROOT, env=child_environment(), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     from benchtools.results import load
 
