@@ -101,11 +101,13 @@ def check(args) -> list[str]:
     except UnknownImplementation as exc:
         raise UsageError(str(exc)) from None
     if args.device == "cuda" and not args.report_only:  # a cuda run's report: anywhere
-        import torch
+        # the suite's own check and words (conformance/device.py), not a second copy of them
+        from conformance.device import DeviceError, check_available, parse
 
-        if not torch.cuda.is_available():
-            raise UsageError("--device cuda: no CUDA device is available to this torch "
-                             f"({torch.__version__})")
+        try:
+            check_available(parse(args.device))
+        except DeviceError as exc:
+            raise UsageError(str(exc)) from None
     if args.report_only and not _output(args).results.is_file():
         raise UsageError(f"--report-only: no results to report from "
                          f"({shown(_output(args).results)}); run without it first")
