@@ -37,7 +37,7 @@ import sys
 import time
 from pathlib import Path
 
-from conformance import outcomes, paths
+from conformance import history, outcomes, paths
 from conformance.cli import OneLineErrors
 from conformance.plugin.completeness import PARTIAL_EXIT
 from conformance.reporting.results_file import ResultsFileError
@@ -284,6 +284,8 @@ def main(argv=None) -> int:
         if results.is_file():
             result_files.append(results)
             records.append(report.write_record(results, record))
+            if not text.startswith(("PARTIAL", "NOT TESTED")):  # complete runs only
+                history.record_quietly(results, record, args.reports_dir / "history", log)
     disk = report.disk_lines([args.work_dir, *sorted(args.work_dir.parent.glob("_upstream-base-torch*")),
                               *(Path(p).parent.parent for p in args.base.values())])
     for line in filter(None, disk):

@@ -1,0 +1,79 @@
+"""Flips: where a spec's verdict changed from one source to the next of the same series.
+
+Two series, each in its own order: the releases by version, and the nightlies by date (a
+nightly column that was not tested in full is left out, never read as a change). A spec
+*flips* at the first source of a series whose outcome differs, in passing or not, from the
+previous one's: a flip is placed on that source, with the previous source beside it, so the
+change lies in between; ``exact`` says whether the two are consecutive days (nightlies).
+
+A flip's culprit commit is read from a cached ``nox -s bisect -- --json`` answer named after
+the nightly that first shows it (``reports/history/bisect/<label>.json``); without one the flip
+says why none is named.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from pathlib import Path
+
+from conformance import outcomes
+from conformance.dashboard.data import Source, area_of, nightly_day
+
+NO_BISECT = ("not bisected: no cached `nox -s bisect -- --json` answer for it "
+             "(bisect needs a pytorch/rl clone, which this run had not)")
+
+
+def _passing(outcome: str) -> bool:
+    return outcome == outcomes.PASS
+
+
+def series(sources: list[Source], kind: str) -> list[Source]:
+    """The complete sources of one kind in their order (sources are already sorted)."""
+    return [s for s in sources if s.kind == kind and s.verdict != "NOT TESTED"]
+
+
+def _days(a: str, b: str) -> int | None:
+    da, db = nightly_day(a), nightly_day(b)
+    if not (da and db):
+        return None
+    return (datetime.date.fromisoformat(db) - datetime.date.fromisoformat(da)).days
+
+
+def find(ordered: list[Source], bisect_dir: Path | None = None) -> list[dict]:
+    """The flips of one series, oldest first."""
+    found = []
+    for before, after in zip(ordered, ordered[1:], strict=False):
+        changed = []
+        for key in sorted(set(before.cells) & set(after.cells)):
+            a, b = before.cells[key], after.cells[key]
+            if _passing(a) != _passing(b):
+                changed.append({"spec": key, "area": area_of(key), "before": a, "after": b})
+        if not changed:
+            continue
+        days = _days(before.label, after.label)
+        flip = {
+            "at": after.label, "after": before.label, "days": days,
+            "exact": days == 1, "specs": changed,
+            "areas": sorted({c["area"] for c in changed}),
+            "to_pass": sum(c["after"] == outcomes.PASS for c in changed),
+            "to_fail": sum(c["after"] != outcomes.PASS for c in changed),
+        }
+        flip.update(culprit(after.label, bisect_dir))
+        found.append(flip)
+    return found
+
+
+def culprit(label: str, bisect_dir: Path | None) -> dict:
+    """The commit a cached bisect names for the flip first shown by ``label``, or why none."""
+    path = Path(bisect_dir) / f"{label}.json" if bisect_dir else None
+    if path is None or not path.is_file():
+        return {"commit": None, "commit_note": NO_BISECT}
+    try:
+        answer = json.loads(path.read_text(encoding="utf-8"))
+        commit = answer["culprit"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {"commit": None, "commit_note": f"{path.name}: not a bisect answer"}
+    pr = commit.get("pull_request")
+    return {"commit": commit.get("sha"), "commit_subject": commit.get("subject", ""),
+            "pull_request": pr, "commit_note": "named by nox -s bisect (cached)"}

@@ -1,0 +1,185 @@
+"""The results history: one small JSON per complete source run, append-only, under ``reports/history/``.
+
+The upstream matrix keeps one column per label and every run replaces it; the history keeps every
+complete run, so the dashboard can draw passes per area over time and mark where a spec flipped.
+
+    reports/history/<label>@<UTC start, YYYYMMDDTHHMMSSZ>.json
+
+A record holds the runner's metadata (argument, pairing, base torch, C++ trees, times, verdict),
+the suite commit that ran it, and every cell as ``nodeid -> outcome`` with the first line of
+its message when it is not a pass. Only a **complete** run is recorded: a partial run (narrowed
+or stopped early), a source that was never resolved, installed or imported (any cell "not
+tested"), or a run whose results cannot be read is refused with a one-line reason, so that the
+timeline never shows a flip that is only a missing column. A record is never overwritten: the
+same run recorded twice is the same file (same label, same start), and a different file with
+that name is an error.
+
+``python -m conformance.history add RESULTS.json [...]`` records existing results files (with
+their ``sources/`` records when present); ``list`` prints what the store holds.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conformance import outcomes, paths
+from conformance.files import atomic_write
+
+SCHEMA = 1
+KIND = "conformance-history-run"
+FOLDER = paths.REPORTS / "history"
+#: the longest message kept per cell: the history is for timelines and diffs, not for debugging
+MESSAGE_CHARS = 160
+
+
+class HistoryError(ValueError):
+    """Why a run is not recorded, in one line."""
+
+
+def _suite_commit() -> str | None:
+    try:
+        proc = subprocess.run(["git", "-C", str(paths.ROOT), "rev-parse", "HEAD"],
+                              capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout.strip() or None if proc.returncode == 0 else None
+
+
+def _stamp(started: float) -> str:
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(started))
+
+
+def incomplete(document: dict, label: str) -> str | None:
+    """Why this results document is not a complete run of one source, or None."""
+    if label.startswith("unresolved-"):
+        return "the source was never resolved"
+    if document.get("partial"):
+        return f"a partial run ({document['partial']})"
+    rows = document.get("rows") or []
+    if not rows:
+        return "no results"
+    missing = next((r for r in rows if r.get("outcome") == outcomes.NOT_TESTED), None)
+    if missing is not None:
+        return "not tested: " + ((missing.get("message") or "").splitlines() or [""])[0][:200]
+    versions = {r.get("implementation_version") for r in rows}
+    if versions != {label}:
+        return f"its rows are of {sorted(map(str, versions))}, not of {label}"
+    return None
+
+
+def make_record(document: dict, label: str, source: dict | None, commit: str | None) -> dict:
+    """The history record of one complete run (pure: tested without a run)."""
+    cells = {}
+    for row in sorted(document["rows"], key=lambda r: r["nodeid"]):
+        cell = {"o": row["outcome"]}
+        if row["outcome"] != outcomes.PASS and row.get("message"):
+            cell["m"] = row["message"].splitlines()[0][:MESSAGE_CHARS]
+        if row.get("expected") is not True:
+            cell["u"] = 1  # unexpected against the expectations the run used
+        cells[row["nodeid"]] = cell
+    source = dict(source or {})
+    return {
+        "schema": SCHEMA, "kind": KIND, "label": label,
+        "started": document["started"], "finished": document["finished"],
+        "suite_commit": commit, "python": document.get("python"),
+        "stack": document.get("stack"), "exitstatus": document.get("exitstatus"),
+        "source": {key: source.get(key) for key in (
+            "argument", "kind", "torch", "tensordict", "pairing", "trees", "trees_problem",
+            "install_s", "trees_s", "tests_s", "total_s", "status", "outcomes")},
+        "cells": cells,
+    }
+
+
+def record(results: Path, source: dict | None = None, folder: Path | None = None,
+           commit: str | None = None) -> Path:
+    """Add the run in ``results`` (a results file of one source) to the store; its path.
+
+    Raises HistoryError (one line) when the run is not complete or cannot be read, or when a
+    different record already holds its name."""
+    from conformance.reporting.results_file import ResultsFileError, read
+
+    results = Path(results)
+    try:
+        document = read(results)
+    except ResultsFileError as exc:
+        raise HistoryError(str(exc)) from None
+    label = results.stem
+    why = incomplete(document, label)
+    if why:
+        raise HistoryError(f"{label}: not recorded in the history: {why}")
+    folder = Path(folder or FOLDER)
+    path = folder / f"{label}@{_stamp(document['started'])}.json"
+    entry = make_record(document, label, source, commit if commit is not None else _suite_commit())
+    if path.is_file():
+        try:
+            old = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            old = None
+        if not old or old.get("cells") != entry["cells"] or old.get("started") != entry["started"]:
+            raise HistoryError(f"{path} exists with another run: the history is append-only")
+        return path  # the same run recorded again: nothing to add
+    atomic_write(path, json.dumps(entry, indent=0, sort_keys=True) + "\n")
+    return path
+
+
+def record_quietly(results: Path, source: dict | None, folder: Path | None, log=print) -> None:
+    """The runner's hook: record a run, or say in one line why it is not recorded."""
+    try:
+        path = record(results, source, folder)
+    except (HistoryError, OSError) as exc:
+        log(f"history: {exc}")
+        return
+    log(f"history: recorded {paths.shown(path)}")
+
+
+def load(folder: Path | None = None) -> list[dict]:
+    """Every record of the store, oldest run first; a file that is not a record is skipped."""
+    found = []
+    for path in sorted(Path(folder or FOLDER).glob("*.json")):
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(entry, dict) and entry.get("kind") == KIND and entry.get("schema") == SCHEMA:
+            entry["file"] = path.name
+            found.append(entry)
+    return sorted(found, key=lambda e: (e["started"], e["label"]))
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    from conformance.cli import OneLineErrors
+    from conformance.upstream.report import record_path
+
+    parser = OneLineErrors(prog="python -m conformance.history", description=__doc__,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", choices=["add", "list"])
+    parser.add_argument("results", nargs="*", type=Path)
+    parser.add_argument("--history-dir", type=Path, default=FOLDER)
+    args = parser.parse_args(argv)
+    if args.command == "list":
+        for entry in load(args.history_dir):
+            when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(entry["started"]))
+            print(f"{entry['label']}\t{when}\t{(entry.get('source') or {}).get('status') or ''}")
+        return 0
+    if not args.results:
+        parser.error("add: name at least one results file")
+    status = 0
+    for results in args.results:
+        source_file = record_path(results)
+        source = json.loads(source_file.read_text(encoding="utf-8")) if source_file.is_file() else None
+        try:
+            print(paths.shown(record(results, source, args.history_dir)))
+        except (HistoryError, OSError) as exc:
+            print(f"python -m conformance.history: error: {exc}", file=sys.stderr)
+            status = 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
