@@ -117,8 +117,10 @@ def tests_fast(session: nox.Session) -> None:
 
 
 def _self_test_python(session: nox.Session) -> str:
-    # with the bench extra: the self-tests run the side-by-side benchmark driver for real
-    return stack_python(session, list(PYPROJECT["project"]["optional-dependencies"]["bench"]))
+    # with the bench extra: the self-tests run the side-by-side benchmark driver for real; with
+    # the browser extra: the dashboard's test drives the system's Chromium (tests/dashboard)
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    return stack_python(session, [*extras["bench"], *extras["browser"]])
 
 
 @nox.session(venv_backend="none")

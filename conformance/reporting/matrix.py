@@ -176,10 +176,8 @@ def _reproducers(rows: pd.DataFrame, out_dir: Path | None) -> list[str]:
     return out
 
 
-def render_markdown(rows: pd.DataFrame, title: str = "TorchRL conformance",
-                    preface: list[str] | None = None, out_dir: Path | None = None) -> str:
-    matrix = build_matrix(rows)
-    counts = summary(rows)
+def verdict_line(rows: pd.DataFrame) -> str:
+    """The report's verdict, in Markdown: from the rows' ``expected`` field and their partial mark."""
     n_unexpected = int((~rows["expected"]).sum())
     verdict = (
         "**verdict: conformant to expectations** (no unexpected result)"
@@ -190,6 +188,14 @@ def render_markdown(rows: pd.DataFrame, title: str = "TorchRL conformance",
     if partial:
         verdict = ("**PARTIAL RUN — not a conformance verdict** (" + "; ".join(partial) + "); "
                    + verdict.removeprefix("**verdict: ").replace("**", "", 1))
+    return verdict
+
+
+def render_markdown(rows: pd.DataFrame, title: str = "TorchRL conformance",
+                    preface: list[str] | None = None, out_dir: Path | None = None) -> str:
+    matrix = build_matrix(rows)
+    counts = summary(rows)
+    verdict = verdict_line(rows)
     parts = [f"## {title}", "", verdict, "", *(preface or []), "" if preface else None,
              _markdown_table(counts, "implementation"), ""]
     parts = [p for p in parts if p is not None]
@@ -213,22 +219,59 @@ def render_markdown(rows: pd.DataFrame, title: str = "TorchRL conformance",
     return "\n".join(parts)
 
 
+#: the HTML report's statuses: words, never an emoji (they render as empty boxes where no emoji
+#: font is installed), each with a class for its colour
+WORD = {
+    "pass": "pass", "known failure": "known failure", "fail": "FAIL", "error": "ERROR",
+    "unexpected pass": "UNEXPECTED PASS", "not applicable": "n/a", "untestable": "cannot test here",
+    "skipped": "skipped", "not tested": "NOT TESTED",
+}
+_HTML_STYLE = (
+    "body{font-family:sans-serif}table{border-collapse:collapse}"
+    "td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px}"
+    ".verdict{padding:6px 10px;border-left:8px solid #1a7f37;background:#e9f6ec;font-size:15px}"
+    ".verdict.bad{border-color:#c0392b;background:#fbeaea}"
+    ".s-pass{background:#cdeccf}.s-known{background:#fbe7a6}.s-bad{background:#f4b4b4;font-weight:700}"
+    ".s-na{background:#eee;color:#555}.s-cannot{background:#d9e3f5}"
+)
+_CLASS = {"pass": "s-pass", "known failure": "s-known", "fail": "s-bad", "error": "s-bad",
+          "unexpected pass": "s-bad", "not tested": "s-bad", "not applicable": "s-na",
+          "skipped": "s-na", "untestable": "s-cannot"}
+
+
+def _html_table(frame: pd.DataFrame, index_name: str, words: bool) -> str:
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in [index_name, *frame.columns])
+    body = []
+    for index, row in frame.iterrows():
+        cells = [f"<th style='text-align:left'>{html.escape(str(index))}</th>"]
+        for value in row:
+            if pd.isna(value):
+                cells.append("<td></td>")
+            elif words:
+                cells.append(f"<td class='{_CLASS.get(value, '')}'>{html.escape(WORD.get(value, str(value)))}</td>")
+            else:
+                cells.append(f"<td>{html.escape(str(value))}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
 def render_html(rows: pd.DataFrame, title: str = "TorchRL conformance") -> str:
-    matrix = build_matrix(rows).apply(lambda col: col.map(lambda v: SYMBOL.get(v, v)))
+    """The matrix as one HTML page: the verdict first, statuses as words (no emoji font needed)."""
+    matrix = build_matrix(rows)
     counts = summary(rows)
-    style = (
-        "body{font-family:sans-serif}table{border-collapse:collapse}"
-        "td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px}"
-    )
+    verdict = verdict_line(rows)
+    good = verdict.startswith("**verdict: conformant")
+    verdict_html = html.escape(verdict).replace("**", "<strong>", 1).replace("**", "</strong>", 1)
     return (
         f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-        f"<style>{style}</style></head><body><h1>{html.escape(title)}</h1>"
-        f"{counts.to_html()}<h2>Matrix (unexpected results first)</h2>"
-        f"{matrix.to_html(na_rep='')}"
+        f"<style>{_HTML_STYLE}</style></head><body><h1>{html.escape(title)}</h1>"
+        f"<p id='verdict' class='verdict{'' if good else ' bad'}'>{verdict_html}</p>"
+        f"{_html_table(counts, 'implementation', words=False)}<h2>Matrix (unexpected results first)</h2>"
+        f"{_html_table(matrix, 'spec', words=True)}"
         f"<h2>Messages</h2><ul>"
         + "".join(
             f"<li><code>{html.escape(r['nodeid'])}</code> ({html.escape(r['column'])}): "
-            f"{html.escape(r['outcome'])} {html.escape((r['message'] or '')[:500])}</li>"
+            f"{html.escape(WORD.get(r['outcome'], r['outcome']))} {html.escape((r['message'] or '')[:500])}</li>"
             for _, r in rows[rows["outcome"] != "pass"].iterrows()
         )
         + "</ul></body></html>"

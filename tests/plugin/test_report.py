@@ -86,3 +86,16 @@ def test_atomic_write_follows_the_umask(tmp_path):
     finally:
         os.umask(old)
     assert (tmp_path / "r.md").stat().st_mode & 0o777 == 0o644
+
+
+def test_html_report_opens_with_the_verdict_and_needs_no_emoji_font(results_file, tmp_path):
+    import re
+
+    write_reports([results_file], tmp_path / "out")
+    page = (tmp_path / "out" / "conformance.html").read_text()
+    verdict = re.search(r"<p id='verdict' class='([^']*)'>(.*?)</p>", page)
+    assert verdict and verdict.group(1) == "verdict bad"
+    assert verdict.group(2) == "<strong>verdict: 1 unexpected result(s)</strong>"
+    assert page.index("id='verdict'") < page.index("<table")
+    assert "<td class='s-bad'>FAIL</td>" in page and "<td class='s-known'>known failure</td>" in page
+    assert not re.search("[\u2600-\u27bf\U0001f300-\U0001faff]", page), "an emoji in the HTML report"
