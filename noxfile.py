@@ -1,4 +1,4 @@
-"""Sessions: conformance (default), tests, bench, libraries, upstream, dropin, lint.
+"""Sessions: conformance (default), tests, bench, libraries, upstream, dashboard, dropin, lint.
 
 The tested stack (torch, torchrl, tensordict) is pinned once, in pyproject.toml's ``stack``
 extra; override a pin for one run with TORCHRL_CONFORMANCE_TORCH, TORCHRL_CONFORMANCE_TORCHRL or
@@ -175,6 +175,13 @@ def upstream(session: nox.Session) -> None:
     args = list(session.posargs) or RELEASES
     torch = stack_pins()["torch"]
     _run(session, python, "-m", "conformance.upstream.runner", "--base", f"{torch}={python}", *args)
+
+
+@nox.session(venv_backend="none", default=False)
+def dashboard(session: nox.Session) -> None:
+    """The static site over the results files and the history (``site/``; docs/dashboard.md).
+    Arguments go to ``python -m conformance.dashboard`` (``-o DIR``)."""
+    _run(session, stack_python(session), "-m", "conformance.dashboard", *session.posargs)
 
 
 @nox.session(venv_backend="none", default=False)

@@ -131,7 +131,7 @@ def _timeline(sources: list[Source], found: list[dict]) -> str:
             passing = sum(source.cells[k] == outcomes.PASS for k in keys)
             shares.append(100 * passing / len(keys) if keys else None)
         lines[group] = shares
-    titles = {g: AREAS.get(g, g.replace("_", " ")) + (" (+ family)" if g in AREAS else "") for g in groups}
+    titles = {g: AREAS.get(g, g.replace("_", " ")) for g in groups}  # each with its family's specs
     return svg.timeline(series, lines, found, titles)
 
 
@@ -169,6 +169,15 @@ def _verdict(sources: list[Source], found: list[dict]) -> tuple[str, str]:
     return css, head + ("<br><span class='sub'>" + " · ".join(extra) + "</span>" if extra else "")
 
 
+def _links(sources: list[Source]) -> dict[str, str]:
+    """spec -> the upstream link its expectations entry gives (the newest matrix column that has one)."""
+    links = {}
+    for source in sources:
+        for key, (_reason, link, _nodeid, _message) in source.meta.get("known", {}).items():
+            links[key] = link
+    return links
+
+
 def _flip_table(found: list[dict]) -> str:
     if not found:
         return "<p>No spec changed between two consecutive sources of a series.</p>"
@@ -183,12 +192,15 @@ def _flip_table(found: list[dict]) -> str:
                   if flip["commit"] else escape(flip["commit_note"]))
         specs = "".join(f"<li><code>{escape(c['spec'])}</code>: {escape(c['before'])} &rarr; "
                         f"{escape(c['after'])}</li>" for c in flip["specs"])
+        linked = "".join(f"<a href='{escape(link)}'>{escape(link.replace('https://github.com/', ''))}</a> "
+                         for link in flip.get("links", []))
         rows.append(f"<tr><td><strong>{escape(flip['at'])}</strong></td><td>{where}</td>"
                     f"<td>{len(flip['specs'])} ({flip['to_pass']} now pass, {flip['to_fail']} now fail)"
                     f"<details><summary>specs</summary><ul>{specs}</ul></details></td>"
-                    f"<td>{escape(', '.join(flip['areas']))}</td><td>{commit}</td></tr>")
+                    f"<td>{escape(', '.join(flip['areas']))}</td><td>{linked or '-'}</td><td>{commit}</td></tr>")
     return ("<table class='flips'><thead><tr><th>first shown by</th><th>where it lies</th><th>specs</th>"
-            "<th>areas</th><th>culprit commit</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+            "<th>areas</th><th>the expectations' upstream link for these specs</th><th>culprit commit</th></tr>"
+            "</thead><tbody>" + "".join(rows) + "</tbody></table>")
 
 
 def _known_failures(sources: list[Source], bugs_dir: Path) -> str:
@@ -268,6 +280,9 @@ def upstream_page(reports: Path, history_dir: Path, bisect_dir: Path, out: Path)
     sources = load_sources(reports / "upstream", history_dir)
     found = (flips.find(flips.series(sources, "release"), None)
              + flips.find(flips.series(sources, "nightly"), bisect_dir))
+    links = _links(sources)
+    for flip in found:  # what the expectations say fixes or causes these specs (not a bisect)
+        flip["links"] = sorted({links[c["spec"]] for c in flip["specs"] if c["spec"] in links})
     payload = _payload(sources, "TorchRL conformance by release and nightly")
     payload["flips"] = found
     _write_data(out, "upstream", payload)
@@ -278,7 +293,8 @@ def upstream_page(reports: Path, history_dir: Path, bisect_dir: Path, out: Path)
             f"<span class='sub'> ({len(heat_columns(sources, found))} of {len(sources)} sources: every "
             "release and commit; nightlies: the last of each week and both sides of each flip)</span></h2>"
             f"<div class='scroll'>{_heatmap(sources, found)}</div></section>"
-            "<section id='timeline-section'><h2>Timeline: share of each area's specs that pass</h2>"
+            "<section id='timeline-section'><h2>Timeline: share of each area's specs that pass"
+            "<span class='sub'> (an area with its family's specs)</span></h2>"
             f"<div class='scroll'>{_timeline(sources, found)}</div></section>"
             + _interactive(True)
             + f"<section id='flips-section'><h2>Flips ({len(nightly_flips)} between nightlies, "

@@ -117,7 +117,7 @@ def timeline(series: list[tuple[str, str | None]], lines: dict[str, list[float |
         short = day[5:] if day else label
         out.append(f"<text class='tick' transform='translate({xs[i] + 3},{top + plot_h + 8}) rotate(60)'>"
                    f"{escape(short)}</text>")
-    for flip in flips:
+    for k, flip in enumerate(flips):
         index = next((i for i, (label, _) in enumerate(series) if label == flip["at"]), None)
         if index is None:
             continue
@@ -127,7 +127,7 @@ def timeline(series: list[tuple[str, str | None]], lines: dict[str, list[float |
                f"{', '.join(flip['areas'])}; commit: {flip.get('commit') or flip.get('commit_note')}")
         out.append(f"<g class='flip'><title>{escape(tip)}</title><line x1='{x}' x2='{x}' y1='{top}' "
                    f"y2='{top + plot_h}' stroke='#000' stroke-dasharray='4 3'/>"
-                   f"<text x='{x + 2}' y='{top + 10}' class='flipmark'>"
+                   f"<text x='{x + 2}' y='{top + 10 + 11 * (k % 3)}' class='flipmark'>"
                    f"{'+' if flip['to_pass'] >= flip['to_fail'] else '-'}{len(flip['specs'])}</text></g>")
     for n, (area, shares) in enumerate(lines.items()):
         colour, dash = AREA_STYLE[n % len(AREA_STYLE)]
