@@ -71,7 +71,8 @@ def incomplete(document: dict, label: str) -> str | None:
     return None
 
 
-def make_record(document: dict, label: str, source: dict | None, commit: str | None) -> dict:
+def make_record(document: dict, label: str, source: dict | None, commit: str | None,
+                recorded_by: str = "runner") -> dict:
     """The history record of one complete run (pure: tested without a run)."""
     cells = {}
     for row in sorted(document["rows"], key=lambda r: r["nodeid"]):
@@ -85,7 +86,7 @@ def make_record(document: dict, label: str, source: dict | None, commit: str | N
     return {
         "schema": SCHEMA, "kind": KIND, "label": label,
         "started": document["started"], "finished": document["finished"],
-        "suite_commit": commit, "python": document.get("python"),
+        "suite_commit": commit or None, "recorded_by": recorded_by, "python": document.get("python"),
         "stack": document.get("stack"), "exitstatus": document.get("exitstatus"),
         "source": {key: source.get(key) for key in (
             "argument", "kind", "torch", "tensordict", "pairing", "trees", "trees_problem",
@@ -95,7 +96,7 @@ def make_record(document: dict, label: str, source: dict | None, commit: str | N
 
 
 def record(results: Path, source: dict | None = None, folder: Path | None = None,
-           commit: str | None = None) -> Path:
+           commit: str | None = None, recorded_by: str = "runner") -> Path:
     """Add the run in ``results`` (a results file of one source) to the store; its path.
 
     Raises HistoryError (one line) when the run is not complete or cannot be read, or when a
@@ -113,7 +114,8 @@ def record(results: Path, source: dict | None = None, folder: Path | None = None
         raise HistoryError(f"{label}: not recorded in the history: {why}")
     folder = Path(folder or FOLDER)
     path = folder / f"{label}@{_stamp(document['started'])}.json"
-    entry = make_record(document, label, source, commit if commit is not None else _suite_commit())
+    entry = make_record(document, label, source, commit if commit is not None else _suite_commit(),
+                        recorded_by)
     if path.is_file():
         try:
             old = json.loads(path.read_text(encoding="utf-8"))
@@ -136,17 +138,23 @@ def record_quietly(results: Path, source: dict | None, folder: Path | None, log=
     log(f"history: recorded {paths.shown(path)}")
 
 
-def load(folder: Path | None = None) -> list[dict]:
-    """Every record of the store, oldest run first; a file that is not a record is skipped."""
+def load(folder: Path | None = None, skipped: list[str] | None = None) -> list[dict]:
+    """Every record of the store, oldest run first; a file that is not a readable record is
+    left out, and named with its reason in ``skipped`` (a reader says so, never silently)."""
     found = []
     for path in sorted(Path(folder or FOLDER).glob("*.json")):
         try:
             entry = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError) as exc:
+            if skipped is not None:
+                skipped.append(f"{path.name}: unreadable ({exc})")
             continue
-        if isinstance(entry, dict) and entry.get("kind") == KIND and entry.get("schema") == SCHEMA:
+        if (isinstance(entry, dict) and entry.get("kind") == KIND and entry.get("schema") == SCHEMA
+                and isinstance(entry.get("cells"), dict) and isinstance(entry.get("started"), (int, float))):
             entry["file"] = path.name
             found.append(entry)
+        elif skipped is not None:
+            skipped.append(f"{path.name}: not a history record of schema {SCHEMA}")
     return sorted(found, key=lambda e: (e["started"], e["label"]))
 
 
@@ -174,7 +182,9 @@ def main(argv=None) -> int:
         source_file = record_path(results)
         source = json.loads(source_file.read_text(encoding="utf-8")) if source_file.is_file() else None
         try:
-            print(paths.shown(record(results, source, args.history_dir)))
+            # recorded after the fact: the suite commit that ran it is not known here
+            print(paths.shown(record(results, source, args.history_dir, commit="",
+                                     recorded_by="python -m conformance.history add")))
         except (HistoryError, OSError) as exc:
             print(f"python -m conformance.history: error: {exc}", file=sys.stderr)
             status = 1

@@ -45,6 +45,8 @@ def main(argv=None) -> int:
     except (FileNotFoundError, ValueError) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
+    for problem in summary["skipped"]:
+        print(f"{PROG}: warning: history file left out: {problem}", file=sys.stderr)
     size = summary["bytes"]
     print(f"{args.out}/index.html: {summary['sources']} sources, {len(summary['flips'])} flip(s), "
           f"{size / 1e6:.2f} MB in all")

@@ -277,7 +277,8 @@ def _write_data(out: Path, name: str, payload: dict) -> None:
 
 
 def upstream_page(reports: Path, history_dir: Path, bisect_dir: Path, out: Path) -> dict:
-    sources = load_sources(reports / "upstream", history_dir)
+    skipped: list[str] = []
+    sources = load_sources(reports / "upstream", history_dir, skipped)
     found = (flips.find(flips.series(sources, "release"), None)
              + flips.find(flips.series(sources, "nightly"), bisect_dir))
     links = _links(sources)
@@ -288,7 +289,9 @@ def upstream_page(reports: Path, history_dir: Path, bisect_dir: Path, out: Path)
     _write_data(out, "upstream", payload)
     css, verdict = _verdict(sources, found)
     nightly_flips = [f for f in found if nightly_day(f["at"])]
-    body = (f"<div id='verdict' class='verdict {css}'>{verdict}</div>"
+    left_out = ("<p class='sub'><strong>History files left out:</strong> "
+                + escape("; ".join(skipped)) + "</p>") if skipped else ""
+    body = (f"<div id='verdict' class='verdict {css}'>{verdict}</div>{left_out}"
             "<section id='heatmap-section'><h2>Passing specs: areas &times; sources"
             f"<span class='sub'> ({len(heat_columns(sources, found))} of {len(sources)} sources: every "
             "release and commit; nightlies: the last of each week and both sides of each flip)</span></h2>"
@@ -309,7 +312,7 @@ def upstream_page(reports: Path, history_dir: Path, bisect_dir: Path, out: Path)
             + "<section><h2>Sources</h2>" + _sources_table(sources) + "</section>")
     (out / "index.html").write_text(_page("TorchRL conformance dashboard", body, "upstream", "index.html"),
                                      encoding="utf-8")
-    return {"sources": len(sources), "flips": found}
+    return {"sources": len(sources), "flips": found, "skipped": skipped}
 
 
 def _sources_table(sources: list[Source]) -> str:

@@ -151,8 +151,9 @@ def from_history(entry: dict) -> Source:
                   {**source, "suite_commit": entry.get("suite_commit"), "file": entry.get("file")})
 
 
-def load_sources(upstream_dir: Path, history_dir: Path) -> list[Source]:
-    """The matrix's columns, plus the newest history run of every label the matrix lacks."""
+def load_sources(upstream_dir: Path, history_dir: Path, skipped: list[str] | None = None) -> list[Source]:
+    """The matrix's columns, plus the newest history run of every label the matrix lacks
+    (history files that cannot be read are named in ``skipped``)."""
     from conformance import history
 
     sources = {}
@@ -161,7 +162,7 @@ def load_sources(upstream_dir: Path, history_dir: Path) -> list[Source]:
             sources[path.stem] = from_results(path)
         except (OSError, ValueError, KeyError) as exc:
             raise ValueError(f"{path}: not a per-source results file ({exc})") from None
-    for entry in history.load(history_dir):  # oldest first: the newest run of a label wins
+    for entry in history.load(history_dir, skipped):  # oldest first: the newest run of a label wins
         if entry["label"] not in sources or sources[entry["label"]].origin == "history":
             sources[entry["label"]] = from_history(entry)
     return sorted(sources.values(), key=lambda s: source_order(s.label))

@@ -135,3 +135,14 @@ def test_cli_builds_the_checked_in_reports_within_budget(tmp_path):
     size = sum(p.stat().st_size for p in (tmp_path / "site").rglob("*") if p.is_file())
     assert size <= 5 * 1024 * 1024
     assert _cli("-o", tmp_path / "site").returncode == 0  # its own site: rebuilt in place
+
+
+def test_an_unreadable_history_file_is_named_not_silently_dropped(tmp_path):
+    reports = tmp_path / "reports"
+    _results(reports / "upstream", "0.14.1", [_row("test_a", "pass", "0.14.1")])
+    (reports / "history").mkdir()
+    (reports / "history" / "nightly-2026.7.8@x.json").write_text('{"kind": "conformance-hist')
+    proc = _cli("-o", tmp_path / "site", "--reports", reports)
+    assert proc.returncode == 0, proc.stderr
+    assert "history file left out: nightly-2026.7.8@x.json: unreadable" in proc.stderr
+    assert "History files left out" in (tmp_path / "site" / "index.html").read_text()
