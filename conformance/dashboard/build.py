@@ -51,6 +51,8 @@ def _short(source: Source) -> str:
 
 
 def _group(column: dict) -> str:
+    if column["kind"] == "library":
+        return "implementations"
     return "nightlies" if column["kind"] == "nightly" else "releases and commits (by version)"
 
 
@@ -381,9 +383,9 @@ def benchmarks_page(reports: Path, out: Path) -> None:
     else:
         parts.append("<p>No side-by-side benchmark report (reports/benchmarks.md): run nox -s bench.</p>")
     pngs = sorted(p.name for p in plots.glob("*.png"))
-    if pngs:
+    if pngs and "benchmarks/" not in "".join(parts):  # plots the report does not show itself
         parts.append("<h2>Plots</h2><div class='plots'>" + "".join(
-            f"<figure><img src='benchmarks/{escape(n)}' alt='{escape(n)}' loading='lazy'><figcaption>{escape(n)}"
+            f"<figure><img src='benchmarks/{escape(n)}' alt='{escape(n)}'><figcaption>{escape(n)}"
             "</figcaption></figure>" for n in pngs) + "</div>")
     charts = asv_history.load(reports / "asv" / "results")
     if charts:

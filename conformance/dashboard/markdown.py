@@ -8,6 +8,7 @@ from html import escape
 
 _INLINE = [
     (re.compile(r"`([^`]+)`"), r"<code>\1</code>"),
+    (re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)"), r"<img src='\2' alt='\1'>"),
     (re.compile(r"\*\*([^*]+)\*\*"), r"<strong>\1</strong>"),
     (re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)"), r"<a href='\2'>\1</a>"),
 ]
@@ -16,7 +17,10 @@ _INLINE = [
 def inline(text: str, link=None) -> str:
     out = escape(text, quote=False)
     for pattern, replacement in _INLINE:
-        if link and replacement.startswith("<a"):
+        if link and replacement.startswith(("<a", "<img")):
+            if replacement.startswith("<img"):
+                out = pattern.sub(lambda m: f"<img src='{escape(link(m.group(2)))}' alt='{m.group(1)}'>", out)
+                continue
             out = pattern.sub(lambda m: f"<a href='{escape(link(m.group(2)))}'>{m.group(1)}</a>", out)
         else:
             out = pattern.sub(replacement, out)

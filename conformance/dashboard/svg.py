@@ -29,7 +29,9 @@ def heatmap(rows: list[str], row_titles: dict[str, str], columns: list[dict],
     """Areas down, sources across: each cell the specs passing of those run, its colour the
     share that passes, a thick border where a result was unexpected. ``counts[(area, label)]``
     is (passing, total, unexpected)."""
-    left, top, cell_h = 250, 74, 19
+    left, cell_h = 250, 19
+    # room above the cells for the longest rotated column label (about 5.5 px a character)
+    top = min(140, 30 + int(4.8 * max((len(c["short"]) for c in columns), default=6)))
     n = max(len(columns), 1)
     cell_w = max(14, min(46, (width - left - 10) // n))
     height = top + cell_h * len(rows) + 22

@@ -88,4 +88,6 @@ def test_dashboard_in_chromium(site):
             tab.wait_for_load_state("load")
             tab.screenshot(path=str(SHOTS / f"{page}.png"))
             assert tab.locator("#verdict").is_visible()
+            broken = tab.evaluate("Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)")
+            assert not broken, f"{page}.html: images that did not load from file://: {broken[:3]}"
         assert not console and not errors, f"console errors: {console}; page errors: {errors}"
