@@ -191,6 +191,7 @@ def _flip_table(found: list[dict]) -> str:
         commit = (f"<code>{escape(flip['commit'][:10])}</code> {escape(flip.get('commit_subject', ''))}"
                   + (f" (<a href='https://github.com/pytorch/rl/pull/{flip['pull_request']}'>"
                      f"pytorch/rl#{flip['pull_request']}</a>)" if flip.get("pull_request") else "")
+                  + f"<br><span class='sub'>{escape(flip['commit_note'])}</span>"
                   if flip["commit"] else escape(flip["commit_note"]))
         specs = "".join(f"<li><code>{escape(c['spec'])}</code>: {escape(c['before'])} &rarr; "
                         f"{escape(c['after'])}</li>" for c in flip["specs"])

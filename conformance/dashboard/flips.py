@@ -75,5 +75,13 @@ def culprit(label: str, bisect_dir: Path | None) -> dict:
     except (OSError, ValueError, KeyError, TypeError):
         return {"commit": None, "commit_note": f"{path.name}: not a bisect answer"}
     pr = commit.get("pull_request")
+    changes = sorted({f"{spec.get('before')} -> {spec.get('after')}"
+                      for spec in (answer.get("specs") or {}).values()})
+    if any("not tested" in change.split(" -> ")[1] or "no result" in change for change in changes):
+        # a step that could not be tested differs from GOOD without showing the flip
+        return {"commit": None, "commit_note": f"bisect ended on {str(commit.get('sha'))[:10]}, "
+                f"which could not be tested ({'; '.join(changes)}): no culprit named"}
     return {"commit": commit.get("sha"), "commit_subject": commit.get("subject", ""),
-            "pull_request": pr, "commit_note": "named by nox -s bisect (cached)"}
+            "pull_request": pr, "commit_note": "named by nox -s bisect (cached): "
+            + "; ".join(changes) + f" in {len(answer.get('steps') or [])} steps, "
+            f"{answer.get('seconds', 0):.0f} s"}

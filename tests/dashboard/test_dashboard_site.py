@@ -94,10 +94,21 @@ def test_a_flip_sits_on_the_first_source_that_shows_it():
 
 def test_a_cached_bisect_answer_names_the_culprit(tmp_path):
     (tmp_path / "nightly-2026.7.9.json").write_text(json.dumps(
-        {"culprit": {"sha": "1234567890ab", "subject": "fix", "pull_request": 4014}}))
+        {"culprit": {"sha": "1234567890ab", "subject": "fix", "pull_request": 4014},
+         "specs": {"s": {"before": "fail", "after": "pass"}}, "steps": [{}, {}], "seconds": 60}))
     ordered = [_source("nightly-2026.7.8", {"s": "fail"}), _source("nightly-2026.7.9", {"s": "pass"})]
     (flip,) = flips.find(ordered, tmp_path)
     assert (flip["commit"], flip["pull_request"]) == ("1234567890ab", 4014)
+    assert "fail -> pass in 2 steps" in flip["commit_note"]
+
+
+def test_a_bisect_that_ended_on_an_untested_commit_names_no_culprit(tmp_path):
+    (tmp_path / "nightly-2026.7.9.json").write_text(json.dumps(
+        {"culprit": {"sha": "1234567890ab", "subject": "x", "pull_request": None},
+         "specs": {"s": {"before": "fail", "after": "not tested"}}}))
+    ordered = [_source("nightly-2026.7.8", {"s": "fail"}), _source("nightly-2026.7.9", {"s": "pass"})]
+    (flip,) = flips.find(ordered, tmp_path)
+    assert flip["commit"] is None and "could not be tested" in flip["commit_note"]
 
 
 def test_verdict_is_read_from_the_cells_and_the_site_has_no_emoji(tmp_path):
