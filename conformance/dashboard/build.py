@@ -198,7 +198,7 @@ def _flip_table(found: list[dict]) -> str:
         linked = "".join(f"<a href='{escape(link)}'>{escape(link.replace('https://github.com/', ''))}</a> "
                          for link in flip.get("links", []))
         rows.append(f"<tr><td><strong>{escape(flip['at'])}</strong></td><td>{where}</td>"
-                    f"<td>{len(flip['specs'])} ({flip['to_pass']} now pass, {flip['to_fail']} now fail)"
+                    f"<td>{len(flip['specs'])} ({flip['to_pass']} now pass, {flip['to_fail']} no longer pass)"
                     f"<details><summary>specs</summary><ul>{specs}</ul></details></td>"
                     f"<td>{escape(', '.join(flip['areas']))}</td><td>{linked or '-'}</td><td>{commit}</td></tr>")
     return ("<table class='flips'><thead><tr><th>first shown by</th><th>where it lies</th><th>specs</th>"
@@ -305,7 +305,7 @@ def upstream_page(reports: Path, history_dir: Path, bisect_dir: Path, out: Path)
             + _interactive(True)
             + f"<section id='flips-section'><h2>Flips ({len(nightly_flips)} between nightlies, "
               f"{len(found) - len(nightly_flips)} between releases)</h2>"
-              "<p class='sub'>A flip is a spec whose outcome (passing or not) differs from the previous "
+              "<p class='sub'>A flip is a spec whose outcome (pass, known failure, fail, ...) differs from the previous "
               "source of its series; it is shown on the first source that has the new outcome. The backfilled "
               "nightlies are judged against today's nightly expectations, so an older nightly's "
               "'unexpected' count says how far it is from today's, not that its run was wrong.</p>"

@@ -2,8 +2,8 @@
 
 Two series, each in its own order: the releases by version, and the nightlies by date (a
 nightly column that was not tested in full is left out, never read as a change). A spec
-*flips* at the first source of a series whose outcome differs, in passing or not, from the
-previous one's: a flip is placed on that source, with the previous source beside it, so the
+*flips* at the first source of a series whose outcome (pass, known failure, fail, ...) differs
+from the previous one's: a flip is placed on that source, with the previous source beside it, so the
 change lies in between; ``exact`` says whether the two are consecutive days (nightlies).
 
 A flip's culprit commit is read from a cached ``nox -s bisect -- --json`` answer named after
@@ -22,10 +22,6 @@ from conformance.dashboard.data import Source, area_of, nightly_day
 
 NO_BISECT = ("not bisected: no cached `nox -s bisect -- --json` answer for it "
              "(bisect needs a pytorch/rl clone, which this run had not)")
-
-
-def _passing(outcome: str) -> bool:
-    return outcome == outcomes.PASS
 
 
 def series(sources: list[Source], kind: str) -> list[Source]:
@@ -47,7 +43,7 @@ def find(ordered: list[Source], bisect_dir: Path | None = None) -> list[dict]:
         changed = []
         for key in sorted(set(before.cells) & set(after.cells)):
             a, b = before.cells[key], after.cells[key]
-            if _passing(a) != _passing(b):
+            if a != b:  # any change of verdict: pass, known failure, fail, error, ...
                 changed.append({"spec": key, "area": area_of(key), "before": a, "after": b})
         if not changed:
             continue
@@ -56,8 +52,8 @@ def find(ordered: list[Source], bisect_dir: Path | None = None) -> list[dict]:
             "at": after.label, "after": before.label, "days": days,
             "exact": days == 1, "specs": changed,
             "areas": sorted({c["area"] for c in changed}),
-            "to_pass": sum(c["after"] == outcomes.PASS for c in changed),
-            "to_fail": sum(c["after"] != outcomes.PASS for c in changed),
+            "to_pass": sum(c["after"] == outcomes.PASS and c["before"] != outcomes.PASS for c in changed),
+            "to_fail": sum(c["before"] == outcomes.PASS and c["after"] != outcomes.PASS for c in changed),
         }
         flip.update(culprit(after.label, bisect_dir))
         found.append(flip)
