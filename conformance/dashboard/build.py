@@ -197,7 +197,9 @@ def _flip_table(found: list[dict]) -> str:
                         f"{escape(c['after'])}</li>" for c in flip["specs"])
         linked = "".join(f"<a href='{escape(link)}'>{escape(link.replace('https://github.com/', ''))}</a> "
                          for link in flip.get("links", []))
-        rows.append(f"<tr><td><strong>{escape(flip['at'])}</strong></td><td>{where}</td>"
+        button = (f"<button type='button' class='show-diff' data-a='{escape(flip['after'])}' "
+                  f"data-b='{escape(flip['at'])}'>show in the diff</button>")
+        rows.append(f"<tr><td><strong>{escape(flip['at'])}</strong><br>{button}</td><td>{where}</td>"
                     f"<td>{len(flip['specs'])} ({flip['to_pass']} now pass, {flip['to_fail']} no longer pass)"
                     f"<details><summary>specs</summary><ul>{specs}</ul></details></td>"
                     f"<td>{escape(', '.join(flip['areas']))}</td><td>{linked or '-'}</td><td>{commit}</td></tr>")

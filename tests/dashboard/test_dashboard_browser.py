@@ -83,6 +83,15 @@ def test_dashboard_in_chromium(site):
         tab.locator("#diff-section").scroll_into_view_if_needed()
         tab.screenshot(path=str(SHOTS / "diff.png"))
 
+        # a flip's button puts its two sources in the diff, which then lists its specs
+        button = tab.locator("button.show-diff").last
+        a, b = button.get_attribute("data-a"), button.get_attribute("data-b")
+        button.click()
+        assert tab.locator("#diff-a option:checked").inner_text().startswith(a + " ")
+        assert tab.locator("#diff-b option:checked").inner_text().startswith(b + " ")
+        listed = button.locator("xpath=ancestor::tr").locator("details li").count()
+        assert tab.locator("#diff-table tbody tr").count() == listed > 0
+
         for page in ("libraries", "benchmarks"):
             tab.goto((site / f"{page}.html").as_uri())
             tab.wait_for_load_state("load")

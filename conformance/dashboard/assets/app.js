@@ -127,6 +127,19 @@
     $("diff-b").value = String(lastNightly >= 0 ? lastNightly : D.columns.length - 1);
     renderArea();
     renderDiff();
+    // a flip's button: its two sources in the diff
+    var index = {};
+    D.columns.forEach(function (c, i) { index[c.label] = i; });
+    Array.prototype.forEach.call(document.querySelectorAll("button.show-diff"), function (button) {
+      button.addEventListener("click", function () {
+        var a = index[button.getAttribute("data-a")], b = index[button.getAttribute("data-b")];
+        if (a === undefined || b === undefined) { return; }
+        $("diff-a").value = String(a);
+        $("diff-b").value = String(b);
+        renderDiff();
+        $("diff-section").scrollIntoView();
+      });
+    });
   }
   init();
 }());
