@@ -32,7 +32,10 @@ def load(results_dir: Path) -> list[dict]:
     meta_file = results_dir / "benchmarks.json"
     if not meta_file.is_file():
         return []
-    meta = json.loads(meta_file.read_text(encoding="utf-8"))
+    try:
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+    except ValueError:
+        return []  # not asv's benchmarks.json: no history charts rather than a wrong one
     runs = []
     for path in sorted(results_dir.glob("*/*.json")):
         if path.name == "machine.json":

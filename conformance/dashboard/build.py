@@ -359,7 +359,10 @@ def libraries_page(reports: Path, out: Path) -> None:
         body = "<div id='verdict' class='verdict bad'><strong>no libraries matrix</strong> (reports/libraries.csv): run nox -s libraries</div>"
         (out / "libraries.html").write_text(_page("Libraries", body, None, "libraries.html"), encoding="utf-8")
         return
-    sources = _library_sources(path)
+    try:
+        sources = _library_sources(path)
+    except (KeyError, csv.Error, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: not a libraries matrix CSV ({type(exc).__name__}: {exc})") from None
     _write_data(out, "libraries", _payload(sources, "RL libraries"))
     bad = [s for s in sources if s.verdict != "conformant" or s.meta.get("partial")]
     verdict = ("<strong>verdict: conformant to expectations</strong> — every implementation, no unexpected result"

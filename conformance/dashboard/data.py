@@ -114,7 +114,9 @@ def _first_line(text: str | None, limit: int = 400) -> str:
 
 def from_results(path: Path) -> Source:
     """A source from one per-source results file of the upstream matrix (and its record)."""
-    doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    from conformance.reporting.results_file import read
+
+    doc = read(Path(path))  # checked against schema 1: a foreign file is one line, not a traceback
     label = Path(path).stem
     cells, unexpected, messages, known = {}, set(), {}, {}
     for row in doc["rows"]:
@@ -160,8 +162,8 @@ def load_sources(upstream_dir: Path, history_dir: Path, skipped: list[str] | Non
     for path in sorted(Path(upstream_dir).glob("*.json")):
         try:
             sources[path.stem] = from_results(path)
-        except (OSError, ValueError, KeyError) as exc:
-            raise ValueError(f"{path}: not a per-source results file ({exc})") from None
+        except ValueError as exc:  # ResultsFileError: the file named, the reason in one line
+            raise ValueError(str(exc)) from None
     for entry in history.load(history_dir, skipped):  # oldest first: the newest run of a label wins
         if entry["label"] not in sources or sources[entry["label"]].origin == "history":
             sources[entry["label"]] = from_history(entry)
