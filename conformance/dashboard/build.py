@@ -363,6 +363,8 @@ def libraries_page(reports: Path, out: Path) -> None:
         sources = _library_sources(path)
     except (KeyError, csv.Error, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: not a libraries matrix CSV ({type(exc).__name__}: {exc})") from None
+    if not sources:
+        raise ValueError(f"{path}: no rows: not a libraries matrix (nox -s libraries writes it)")
     _write_data(out, "libraries", _payload(sources, "RL libraries"))
     bad = [s for s in sources if s.verdict != "conformant" or s.meta.get("partial")]
     verdict = ("<strong>verdict: conformant to expectations</strong> — every implementation, no unexpected result"
