@@ -186,7 +186,8 @@ def _flip_table(found: list[dict]) -> str:
     rows = []
     for flip in found:
         where = (f"between {escape(flip['after'])} and {escape(flip['at'])}"
-                 + (f" ({flip['days']} days apart: {'exact' if flip['exact'] else 'nightlies in between not run'})"
+                 + (f" ({flip['days']} day{'s' if flip['days'] != 1 else ''} apart: "
+                    f"{'exact' if flip['exact'] else 'nightlies in between not run'})"
                     if flip["days"] is not None else ""))
         commit = (f"<code>{escape(flip['commit'][:10])}</code> {escape(flip.get('commit_subject', ''))}"
                   + (f" (<a href='https://github.com/pytorch/rl/pull/{flip['pull_request']}'>"
