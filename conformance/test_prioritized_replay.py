@@ -382,6 +382,90 @@ def test_small_batch_weights_are_normalised_by_the_buffer_minimum(prioritized_re
         run.check_sample(SMALL_BATCH, seed=seed)
 
 
+# --------------------------------------------------------------- at real capacities
+
+# Every spec above builds at most 32 items; a real buffer holds 1e5 - 1e6, where a segment
+# tree has several levels below its root (the reference's tree gains a level past 1024 leaves
+# and another past 32 768; TorchRL's C++ trees have log2(N) levels). 3000 and 100 000 items
+# run those levels; 1e6 would add nothing but time (same number of levels as 1e5).
+CAPACITIES = [3000, 100_000]
+HEAVY, LIGHT_CELLS, LAW_DRAWS, LAW_SIZE = 64, 32, 20_000, 1e-4
+
+
+def _law_cells(run: Run, heavy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Cells for a goodness-of-fit test over many leaves: each heavy item its own cell, the
+    other stored items in ``LIGHT_CELLS`` runs of consecutive slots. Returns the cell of every
+    slot (-1 for empty slots) and the cells' probabilities under the model."""
+    m = run.model
+    cell = np.full(m.capacity, -1, dtype=np.int64)
+    stored = m.stored()
+    cell[stored] = HEAVY + (stored * LIGHT_CELLS) // m.capacity
+    cell[heavy] = np.arange(len(heavy))
+    law = np.bincount(cell[stored], weights=m.probabilities()[stored],
+                      minlength=HEAVY + LIGHT_CELLS)
+    return cell, law
+
+
+def _check_law(run: Run, heavy: np.ndarray, seed: int) -> None:
+    """``LAW_DRAWS`` draws (indices, items and weights checked), then Pearson's chi-square of
+    their cells against the model at size ``LAW_SIZE``."""
+    __tracebackhide__ = True
+    draw = run.check_sample(LAW_DRAWS, seed=seed)
+    cell, law = _law_cells(run, heavy)
+    counts = np.bincount(cell[np.asarray(draw.index)], minlength=len(law)).astype(np.float64)
+    fit = oracle.chi_square(counts, law, size=LAW_SIZE)
+    if fit.rejected:
+        worst = int(np.argmax((counts - LAW_DRAWS * law) ** 2 / np.maximum(law, 1e-300)))
+        where = f"heavy item {int(heavy[worst])}" if worst < len(heavy) else "a run of light items"
+        raise AssertionError(message(
+            f"sampling frequencies over {len(run.model)} items do not follow q_i / sum q "
+            f"(chi-square over {len(law)} cells, size {LAW_SIZE:g})",
+            params=run.params(draws=LAW_DRAWS, seed=seed),
+            expected=f"statistic <= {fit.critical:.4g} ({fit.dof} dof)",
+            actual=f"{fit.statistic:.4g} (p = {fit.p_value:.3g})",
+            detail=(f"worst cell: {where}, {int(counts[worst])} draws, expected "
+                    f"{LAW_DRAWS * law[worst]:.1f}"),
+            cause="the descent of a multi-level segment tree picks the wrong leaves",
+            link=PER_PAPER))
+
+
+@pytest.mark.parametrize("capacity", CAPACITIES, ids=lambda n: f"capacity={n}")
+def test_multi_level_trees_agree_with_the_model(prioritized_replay, capacity):
+    """A buffer of 3000 or 100 000 items, against the same brute-force model as above: 7/8 of
+    it filled (new items at the initial priority), every priority set at once (light ones in
+    [1/64, 1/4), 64 heavy ones in [40, 80) at seeded slots spread over the tree), then the
+    maximum lowered, a write that wraps around the ring over heavy items, a new minimum deep
+    in the tree and the old one raised. After each step: every tree value, the default (the
+    largest priority stored), and 20 000 draws (indices, items, weights and their law by
+    chi-square over 64 heavy cells and 32 runs of light ones). Slot numbers are seeded (13)."""
+    rng = np.random.default_rng(13)
+    run = Run(prioritized_replay, capacity=capacity)
+    run.extend(capacity - capacity // 8)
+    stored = run.model.stored()
+    heavy = np.sort(rng.choice(stored, HEAVY, replace=False))
+    priorities = grid(rng, len(stored), 1, 16)
+    priorities[heavy] = grid(rng, HEAVY, 40 * 64, 80 * 64)
+    run.update(stored, priorities)
+    run.check_tree()
+    run.check_default()
+    _check_law(run, heavy, seed=21)
+
+    top = int(heavy[np.argmax(run.model.priority[heavy])])
+    run.update([top], [0.125])  # the maximum, deep in the tree, goes light
+    run.check_default("default priority after lowering the maximum != largest stored")
+    slots = run.extend(capacity // 4)  # fills the empty tail, then wraps over slots 0, 1, ...
+    run.check_default()
+    run.update(slots, grid(rng, len(slots), 1, 16))  # the new items go light
+    run.check_default("default priority after lowering the maximum != largest stored")
+    run.check_tree()
+
+    old_min = int(np.nanargmin(run.model.priority))
+    low = int(rng.choice(np.setdiff1d(run.model.stored(), [old_min])))
+    run.update([low, old_min], [0.0, 1.0])  # a new minimum q = eps^alpha, the old one raised
+    run.check_tree()
+    _check_law(run, heavy[run.model.priority[heavy] >= 40], seed=22)
+
+
 # -------------------------------------------------------------- checkpoints, alpha, 2-D
 
 
