@@ -93,10 +93,12 @@ class Run:
         return slots
 
     def update(self, index, priority) -> None:
+        """``priority``: one per index, or one for all of them (a number or a one-element
+        sequence, passed as is)."""
         index = np.atleast_1d(np.asarray(index, dtype=np.int64))
-        priority = np.broadcast_to(np.asarray(priority, dtype=np.float64), index.shape)
-        self.buf.update_priority(index, priority)
-        self.model.update(index, priority)
+        priority = np.asarray(priority, dtype=np.float64)
+        self.buf.update_priority(index, priority if priority.ndim else priority.copy())
+        self.model.update(index, np.broadcast_to(priority, index.shape))
         self.log.append(f"update({_short(index)} <- {_short(priority)})")
 
     def set_alpha(self, alpha: float) -> float:
@@ -464,6 +466,59 @@ def test_multi_level_trees_agree_with_the_model(prioritized_replay, capacity):
     run.update([low, old_min], [0.0, 1.0])  # a new minimum q = eps^alpha, the old one raised
     run.check_tree()
     _check_law(run, heavy[run.model.priority[heavy] >= 40], seed=22)
+
+
+# ------------------------------------------------------------------ edge inputs
+
+
+UPDATE_EDGES = {
+    # name: (index, priority, what it is)
+    "repeated-index": ([2, 5, 2], [9.0, 3.0, 0.5], "slot 2 twice: its last priority (0.5) wins"),
+    "repeated-max": ([3, 6, 3], [50.0, 2.0, 0.25],
+                     "50 set and replaced in the same call: it is not the maximum"),
+    "one-priority": ([1, 4, 6], 7.0, "one number for three indices"),
+    "one-priority-in-a-list": ([1, 4, 6], [7.0], "a one-element sequence for three indices"),
+}
+
+
+@pytest.mark.parametrize("case", list(UPDATE_EDGES))
+def test_update_priority_edge_inputs(prioritized_replay, case):
+    """``update_priority`` as training code calls it: a TD-error batch that names a slot twice
+    (sampling is with replacement, so a batch often does) sets it to the last priority given,
+    and the default is the largest priority stored after the call; one number for several
+    indices (or a one-element sequence: ``torch.tensor([p])``) sets them all. Tree, default, new items and draws are checked after it."""
+    index, priority, _ = UPDATE_EDGES[case]
+    run = _filled(prioritized_replay, 8, [1.0, 2.0, 4.0, 3.0, 6.0, 5.0, 0.5, 1.5])
+    run.update(index, priority)
+    run.check_tree(what=f"tree values after update_priority ({case}) != (p + eps)^alpha")
+    run.check_default(f"default priority after update_priority ({case}) != largest stored")
+    run.extend(1)
+    run.check_sample(256, seed=15)
+
+
+def test_beta_zero_gives_weights_of_one(prioritized_replay):
+    """beta = 0 (the start of the usual beta schedule, or no correction at all) is a valid
+    value: every importance weight is (q_i / min q)^0 = 1."""
+    run = _filled(prioritized_replay, 8, [1.0, 2.0, 4.0, 3.0, 6.0, 5.0, 0.5, 1.5], beta=0.0)
+    run.check_sample(64, seed=16)
+
+
+def test_checkpoint_carries_its_alpha(prioritized_replay):
+    """A checkpoint taken at alpha 0.6, loaded into a buffer built with alpha 0.9 (an annealed
+    run resumed with its initial arguments): the buffer is the checkpointed one, alpha
+    included. Its tree holds (p + eps)^0.6, new items are transformed with 0.6, draws and
+    weights follow 0.6."""
+    source = _filled(prioritized_replay, 8, [2.0, 10.0, 3.0, 1.0, 4.0, 5.0], alpha=0.6)
+    state = source.buf.state_dict()
+    target = _filled(prioritized_replay, 8, [40.0] * 8, alpha=0.9)
+    target.buf.load_state_dict(state)
+    target.model = source.model.copy()
+    target.log.append("load_state_dict(checkpoint taken at alpha 0.6)")
+    target.check_tree(what="tree values after loading a checkpoint of another alpha != "
+                      "(p + eps)^alpha of the checkpoint", previous_alpha=0.9)
+    target.extend(2)
+    target.check_tree()
+    target.check_sample(256, seed=17)
 
 
 # -------------------------------------------------------------- checkpoints, alpha, 2-D
