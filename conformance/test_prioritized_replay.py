@@ -503,6 +503,27 @@ def test_beta_zero_gives_weights_of_one(prioritized_replay):
     run.check_sample(64, seed=16)
 
 
+@pytest.mark.parametrize("name", ["alpha", "beta"])
+def test_a_negative_exponent_is_refused_naming_it(prioritized_replay, name):
+    """alpha < 0 would favour the items with the smallest TD errors, beta < 0 would amplify the
+    bias it is meant to correct: building a buffer with either fails at once, with an error
+    that names the parameter and the value given (not at the first sample, not silently)."""
+    kwargs = {"capacity": 8, "alpha": ALPHA, "beta": BETA, "eps": EPS, name: -0.5,
+              **device.keyword(prioritized_replay)}
+    try:
+        prioritized_replay.buffer(**kwargs)
+    except Exception as exc:  # noqa: BLE001 - any error type, its words are the spec
+        text = str(exc)
+        if name in text and "-0.5" in text:
+            return
+        raise AssertionError(message(
+            f"the error for {name} = -0.5 does not name the parameter and its value",
+            params=kwargs, expected=f"a message holding {name!r} and '-0.5'",
+            actual=f"{type(exc).__name__}: {text}")) from exc
+    raise AssertionError(message(f"a buffer was built with {name} = -0.5", params=kwargs,
+                                 expected="an error naming the parameter", actual="no error"))
+
+
 def test_checkpoint_carries_its_alpha(prioritized_replay):
     """A checkpoint taken at alpha 0.6, loaded into a buffer built with alpha 0.9 (an annealed
     run resumed with its initial arguments): the buffer is the checkpointed one, alpha

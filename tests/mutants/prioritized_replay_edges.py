@@ -4,7 +4,8 @@ tool left alive while no spec gave them):
 - ``FIRST_OF_REPEATS``: a slot named twice in one ``update_priority`` keeps its first priority;
 - ``SCALAR_PRIORITY_NOT_BROADCAST``: one number for several indices is not broadcast to them;
 - ``BETA_ZERO_REFUSED``: ``beta = 0`` is refused at construction;
-- ``LOAD_KEEPS_OWN_ALPHA``: ``load_state_dict`` keeps the loading buffer's alpha.
+- ``LOAD_KEEPS_OWN_ALPHA``: ``load_state_dict`` keeps the loading buffer's alpha;
+- ``REFUSAL_NAMES_NOTHING``: a negative beta is refused with an error that says nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ MUTANTS = {
                                       "            pass\n"),
     "BETA_ZERO_REFUSED": ("        if beta < 0:\n", "        if beta <= 0:\n"),
     "LOAD_KEEPS_OWN_ALPHA": ('        self._alpha = float(state_dict["_alpha"])\n', ""),
+    "REFUSAL_NAMES_NOTHING": ('raise ValueError(f"beta must be greater or equal to 0, got beta={beta}")',
+                              "raise ValueError(None)"),
 }
 
 
@@ -39,4 +42,6 @@ SCALAR_PRIORITY_NOT_BROADCAST = reference_with_sampler(
 BETA_ZERO_REFUSED = reference_with_sampler("BETA_ZERO_REFUSED", *MUTANTS["BETA_ZERO_REFUSED"])
 LOAD_KEEPS_OWN_ALPHA = reference_with_sampler("LOAD_KEEPS_OWN_ALPHA",
                                               *MUTANTS["LOAD_KEEPS_OWN_ALPHA"])
+REFUSAL_NAMES_NOTHING = reference_with_sampler("REFUSAL_NAMES_NOTHING",
+                                               *MUTANTS["REFUSAL_NAMES_NOTHING"])
 UNMUTATED = reference_with_sampler("UNMUTATED", "", "")

@@ -10,7 +10,7 @@ from tests.mutants.prioritized_replay_edges import MUTANTS
 pytestmark = pytest.mark.slow
 
 SPEC = "conformance/test_prioritized_replay.py"
-SELECT = "edge_inputs or beta_zero or carries_its_alpha"
+SELECT = "edge_inputs or beta_zero or carries_its_alpha or negative_exponent"
 MODULE = "tests.mutants.prioritized_replay_edges"
 
 # mutant -> (words of its failure, the specs (node id tails) that must fail with them)
@@ -24,6 +24,8 @@ CASES = {
         "test_beta_zero_gives_weights_of_one[BETA_ZERO_REFUSED]"]),
     "LOAD_KEEPS_OWN_ALPHA": ("tree value of the new item", [
         "test_checkpoint_carries_its_alpha[LOAD_KEEPS_OWN_ALPHA]"]),
+    "REFUSAL_NAMES_NOTHING": ("does not name the parameter", [
+        "test_a_negative_exponent_is_refused_naming_it[REFUSAL_NAMES_NOTHING-beta]"]),
 }
 
 
@@ -49,5 +51,5 @@ def test_mutant_fails_the_edge_spec(suite_run, mutant):
 
 def test_the_unmutated_construction_passes(suite_run):
     rows = suite_run.rows(implementation="UNMUTATED")
-    assert len(rows) == 6 and all(r["outcome"] == "pass" for r in rows), [
+    assert len(rows) == 8 and all(r["outcome"] == "pass" for r in rows), [
         (r["nodeid"], r["outcome"], r["message"][:300]) for r in rows]
