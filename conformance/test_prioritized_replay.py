@@ -437,8 +437,9 @@ def test_multi_level_trees_agree_with_the_model(prioritized_replay, capacity):
     it filled (new items at the initial priority), every priority set at once (light ones in
     [1/64, 1/4), 64 heavy ones in [40, 80) at seeded slots spread over the tree), then the
     maximum lowered, a write that wraps around the ring over heavy items, a new minimum deep
-    in the tree and the old one raised. After each step: every tree value, the default (the
-    largest priority stored), and 20 000 draws (indices, items, weights and their law by
+    in the tree and the old one raised; then a checkpoint restored into a new buffer and alpha
+    changed there (both rebuild every level). After each step: every tree value, the default
+    (the largest priority stored), and 20 000 draws (indices, items, weights and their law by
     chi-square over 64 heavy cells and 32 runs of light ones). Slot numbers are seeded (13)."""
     rng = np.random.default_rng(13)
     run = Run(prioritized_replay, capacity=capacity)
@@ -465,7 +466,23 @@ def test_multi_level_trees_agree_with_the_model(prioritized_replay, capacity):
     low = int(rng.choice(np.setdiff1d(run.model.stored(), [old_min])))
     run.update([low, old_min], [0.0, 1.0])  # a new minimum q = eps^alpha, the old one raised
     run.check_tree()
-    _check_law(run, heavy[run.model.priority[heavy] >= 40], seed=22)
+    heavy = heavy[run.model.priority[heavy] >= 40]
+    _check_law(run, heavy, seed=22)
+
+    # a checkpoint restored into a new buffer, then alpha changed: both rebuild every level
+    state, at_checkpoint = run.buf.state_dict(), run.model.copy()
+    restored = Run(prioritized_replay, capacity=capacity)
+    restored.buf.load_state_dict(state)
+    restored.model = at_checkpoint
+    restored.log.append("load_state_dict(checkpoint of the buffer above)")
+    restored.check_tree(what="tree values after load_state_dict != (p + eps)^alpha")
+    restored.check_default("default priority after load_state_dict != largest stored")
+    _check_law(restored, heavy, seed=23)
+    previous = restored.set_alpha(0.9)
+    restored.check_tree(previous_alpha=previous, link=PR_4014,
+                        what=f"tree values after alpha {previous} -> 0.9 != (p + eps)^alpha")
+    restored.check_default()
+    _check_law(restored, heavy, seed=24)
 
 
 # ------------------------------------------------------------------ edge inputs

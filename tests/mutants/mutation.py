@@ -111,8 +111,10 @@ def edit_of(diff: str) -> str:
 
 def key_of(path: str, mutant: str, diff: str) -> str:
     """A key that names the function and the edit, not mutmut's running number."""
-    function = mutant.split(".", 2)[-1].rsplit("__mutmut_", 1)[0].replace("xǁ", "").replace(
-        "ǁ", ".")
+    mangled = mutant.split(".", 2)[-1].rsplit("__mutmut_", 1)[0]
+    # mutmut's names: xǁClassǁmethod for a method, x_function for a module-level function
+    function = (mangled[2:].replace("ǁ", ".") if mangled.startswith("xǁ")
+                else mangled.removeprefix("x_"))
     digest = hashlib.sha1(edit_of(diff).encode()).hexdigest()[:12]
     return f"{path}:{function}:{digest}"
 

@@ -8,6 +8,8 @@ with one edit:
 - ``DESCENT_MASS_PLUS``: the descent adds the mass of the children it skips instead of
   subtracting it (every draw below the top ends on a block's last leaf);
 - ``NO_SCRATCH``: a write never allocates its scratch buffer (NameError past 1024 leaves);
+- ``REBUILD_SKIPS_LEVELS``: a rebuild from the leaves (checkpoint load, alpha change) recomputes
+  the top but not the levels below it;
 - ``HEIGHT_DECREMENT``: the tree's shape loop counts its levels down, never reaching a shape
   past 1024 leaves (the constructor never returns).
 """
@@ -24,6 +26,7 @@ MUTANTS = {
                           "mass = mass + (inclusive - block).gather(1, k)"),
     "NO_SCRATCH": ("reduced, groups = self._scratch(index.numel())", "pass"),
     "HEIGHT_DECREMENT": ("        height += 1\n", "        height -= 1\n"),
+    "REBUILD_SKIPS_LEVELS": ("            self._reduce(low, high)\n", "            pass\n"),
 }
 
 
@@ -45,5 +48,7 @@ DESCENT_CUMSUM_DIM0 = reference_with_tree("DESCENT_CUMSUM_DIM0", *MUTANTS["DESCE
 DESCENT_MASS_PLUS = reference_with_tree("DESCENT_MASS_PLUS", *MUTANTS["DESCENT_MASS_PLUS"])
 NO_SCRATCH = reference_with_tree("NO_SCRATCH", *MUTANTS["NO_SCRATCH"])
 HEIGHT_DECREMENT = reference_with_tree("HEIGHT_DECREMENT", *MUTANTS["HEIGHT_DECREMENT"])
+REBUILD_SKIPS_LEVELS = reference_with_tree("REBUILD_SKIPS_LEVELS",
+                                          *MUTANTS["REBUILD_SKIPS_LEVELS"])
 #: the same construction without an edit: the harness alone passes
 UNMUTATED = reference_with_tree("UNMUTATED", "", "")

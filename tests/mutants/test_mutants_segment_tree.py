@@ -22,6 +22,7 @@ CASES = {
     "DESCENT_MASS_PLUS": ("descent of a multi-level segment tree", ["100000"]),
     "NO_SCRATCH": ("NameError", ["3000", "100000"]),
     "HEIGHT_DECREMENT": ("timed out", ["3000", "100000"]),
+    "REBUILD_SKIPS_LEVELS": ("after load_state_dict", ["3000", "100000"]),
 }
 
 
