@@ -119,28 +119,55 @@ def key_of(path: str, mutant: str, diff: str) -> str:
     return f"{path}:{function}:{digest}"
 
 
+def diffs(source: str, path: str, mutants) -> dict[str, str]:
+    """mutmut's diff of each mutant (as ``mutmut show`` prints it), the module parsed once."""
+    from difflib import unified_diff
+
+    import libcst as cst
+    from mutmut.mutation.diff_apply import read_mutant_function, read_original_function
+
+    module = cst.parse_module(source)
+    out = {}
+    for mutant in mutants:
+        orig, mutated = (cst.Module([f]).code.strip() for f in (
+            read_original_function(module, mutant), read_mutant_function(module, mutant)))
+        out[mutant] = "\n".join(unified_diff(orig.split("\n"), mutated.split("\n"),
+                                             fromfile=path, tofile=path, lineterm=""))
+    return out
+
+
 def results_of(area: str) -> list[dict]:
     """Every mutant of ``area`` with its status, key and diff, from the staging copy."""
-    from mutmut.mutation.diff_apply import get_diff_for_mutant
-
     where = STAGE / area
     rows = []
     for path in AREAS[area]:
         meta = where / "mutants" / (path + ".meta")
         if not meta.exists():
             continue
-        source = (where / "mutants" / path).read_text()
-        for mutant, code in json.loads(meta.read_text())["exit_code_by_key"].items():
-            diff = get_diff_for_mutant(mutant, source=source, path=path)
+        codes = json.loads(meta.read_text())["exit_code_by_key"]
+        diff_of = diffs((where / "mutants" / path).read_text(), path, codes)
+        for mutant, code in codes.items():
+            diff = diff_of[mutant]
             rows.append({"area": area, "file": path, "mutant": mutant, "status": _status(code),
                          "key": key_of(path, mutant, diff), "diff": diff})
     return rows
 
 
+def lookup(row: dict, classified: dict) -> dict | None:
+    """The classification of a survivor: its own entry. A mutant that no spec reaches may also
+    be classified with its whole function (``file:function:*``) or file (``file:*``): no spec
+    reaching a function is a fact about the function, not about the edit."""
+    entry = classified.get(row["key"])
+    if entry is None and row["status"] == NOT_REACHED:
+        file, function, _ = row["key"].split(":")
+        entry = classified.get(f"{file}:{function}:*") or classified.get(f"{file}:*")
+    return entry
+
+
 def classify(rows: list[dict], classified: dict) -> None:
     for row in rows:
         if row["status"] in (SURVIVED, NOT_REACHED):
-            entry = classified.get(row["key"])
+            entry = lookup(row, classified)
             row["class"] = entry["class"] if entry else "unclassified"
             row["why"] = (entry.get("probe") or entry.get("reason", "")) if entry else ""
 
