@@ -117,8 +117,10 @@ def tests_fast(session: nox.Session) -> None:
 
 
 def _self_test_python(session: nox.Session) -> str:
-    # with the bench extra: the self-tests run the side-by-side benchmark driver for real
-    return stack_python(session, list(PYPROJECT["project"]["optional-dependencies"]["bench"]))
+    # with the bench extra: the self-tests run the side-by-side benchmark driver for real; with
+    # the mutation extra: tests/mutants/test_mutation_sample.py runs mutmut's mutants
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    return stack_python(session, list(extras["bench"]) + list(extras["mutation"]))
 
 
 @nox.session(venv_backend="none")
