@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, settings
 
 from conformance import device, implementations, outcomes
 from conformance.interface import AREAS
-from conformance.plugin import completeness, isolation, keys, survey, watchdog
+from conformance.plugin import completeness, cuda_context, isolation, keys, survey, watchdog
 from conformance.plugin import expectations as exp
 from conformance.plugin.interrupts import InterruptGuard
 from conformance.plugin.results import (
@@ -161,7 +161,7 @@ def _results_path(config) -> tuple[Path, bool]:
 #: the plug-ins this file registers; none of them may be disabled with -p no:NAME
 OWN_PLUGINS = ("conformance-expectations", "conformance-results", "conformance-stale-notes",
                "conformance-watchdog", "conformance-interrupts", "conformance-outcomes",
-               "conformance-isolation")
+               "conformance-isolation", "conformance-cuda-context")
 
 
 def _resolve(config, expected_state: tuple) -> tuple[list, dict, dict[str, str]]:
@@ -241,6 +241,7 @@ def pytest_configure(config):
     config.pluginmanager.register(
         isolation.IsolationPlugin(expected_state, exp.item_impl, import_leaks),
         "conformance-isolation")
+    cuda_context.register(config, exp.item_impl)
 
 
 class StaleNotes:
