@@ -124,6 +124,7 @@ if sys.argv[1] == "gpu":
 EOF
     say "trees: ${TREES:-?}; $(tail -1 "$WORK/logs/trees.log")"
 else
+    OVERLAY=""
     say "trees: the CUDA build failed: $(tail -2 "$WORK/logs/build.log" | head -1)"
 fi
 
@@ -190,12 +191,19 @@ rm -rf "$ASVSITE"
 "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$ASVSITE" \
     "$CARRY"/wheels/asv/*.whl >"$WORK/logs/asv-install.log" 2>&1
 COMMIT=$(cat "$CARRY/commit" 2>/dev/null || echo 0000000000000000000000000000000000000000)
+# asv starts its benchmark processes without our PYTHONPATH (seen on the H200: "No module named
+# 'torchrl'"), so the folders go into a .pth file of the interpreter's own site-packages, read
+# by every process it starts; the overlay first, whose sitecustomize loads the CUDA trees (a
+# .pth is read before sitecustomize is imported). Removed again after the step.
+PTH=$("$PY" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/zz-gpu-run.pth
+printf '%s\n' ${OVERLAY:+"$OVERLAY"} "$ROOT" "$SITE" "$ASVSITE" >"$PTH" 2>/dev/null || PTH=""
 if [[ $MODE == gpu ]]; then
-    PYTHONPATH=$PYTHONPATH:$ASVSITE bounded 120 asv "$PY" -m benchtools.gpu_asv --commit "$COMMIT" \
+    bounded 120 asv "$PY" -m benchtools.gpu_asv --commit "$COMMIT" \
         --quick --bench 'Sample|Update|TanhNormalMode'; ASV_RC=$?
-else
-    PYTHONPATH=$PYTHONPATH:$ASVSITE bounded 60 asv "$PY" -c "import asv, virtualenv; print('asv', asv.__version__, 'imports')"; ASV_RC=$?
+else  # what asv's processes would see: no PYTHONPATH, the .pth alone
+    bounded 60 asv env -u PYTHONPATH "$PY" -c "import asv, virtualenv, torchrl, torchrl._torchrl as t, conformance; print('asv', asv.__version__, 'and torchrl import without PYTHONPATH; CUDA trees:', hasattr(t, 'CudaSumSegmentTreeFp32'))"; ASV_RC=$?
 fi
+[[ -n $PTH ]] && rm -f "$PTH"
 say "asv: exit $ASV_RC ($(tail -1 "$WORK/logs/asv.log"))"
 
 # ------------------------------------------- 5b. the same build on this machine, if time is left
