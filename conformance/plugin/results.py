@@ -255,6 +255,14 @@ class ResultsPlugin:
         missing = [n for n in self.order if n not in self.rows or self.rows[n]["outcome"] is None]
         if missing and exitstatus != pytest.ExitCode.INTERRUPTED:
             reasons.append(f"{len(missing)} of {len(self.order)} collected test(s) did not run")
+        # what ran, against the committed manifest: ini files, PYTEST_ADDOPTS, conftest files
+        # and plug-ins can change what is collected, not which rows a complete run has
+        if not self.config.option.help:
+            short = completeness.rows_reason(list(self.rows.values()),
+                                             [s.id for s in self.selected],
+                                             device.label(device.current()))
+            if short:
+                reasons.append(short)
         return "; ".join(dict.fromkeys(reasons)) or None
 
     def _ordered_rows(self) -> list[dict]:

@@ -8,6 +8,7 @@ import zipfile
 
 import pytest
 
+from conformance import manifest
 from conformance.plugin import expectations as exp
 from conformance.upstream import draft_expectations, git_source, runner, sources
 from tests.conftest import ROOT
@@ -202,18 +203,50 @@ def test_pytest_args_are_split_like_a_shell_and_bad_arguments_are_one_line_error
         assert error.startswith("nox -s upstream --: error: "), error
 
 
-def _row(outcome, expected):
-    return {"outcome": outcome, "expected": expected, "message": f"{outcome}: why\nmore"}
+def _row(outcome, expected, spec=None):
+    spec = spec or sorted(manifest.spec_ids())[0]
+    return {"outcome": outcome, "expected": expected, "message": f"{outcome}: why\nmore",
+            "implementation": "torchrl", "device": "cpu",
+            "nodeid": spec.replace("[", "[torchrl-", 1) if "[" in spec else f"{spec}[torchrl]"}
+
+
+def _complete(*last):
+    """One passing row per spec of the manifest, the last ones replaced by ``last``."""
+    specs = sorted(manifest.spec_ids())
+    rows = [_row("pass", True, spec) for spec in specs]
+    for number, (outcome, expected) in enumerate(last, 1):
+        rows[-number] = _row(outcome, expected, specs[-number])
+    return rows
 
 
 def test_verdict_reads_expected_and_the_exit_code_never_outcome_names():
-    assert runner.verdict([_row("pass", True), _row("known failure", True)], 0) == (
+    assert runner.verdict(_complete(("known failure", True)), 0) == (
         True, "conformant to expectations")
-    assert runner.verdict([_row("pass", True), _row("something new", False)], 0) == (
+    assert runner.verdict(_complete(("something new", False)), 0) == (
         False, "1 unexpected result(s)")
-    assert runner.verdict([_row("pass", True)], 4) == (False, "pytest exited with code 4")
+    assert runner.verdict(_complete(), 4) == (False, "pytest exited with code 4")
     assert runner.verdict([], 0) == (False, "NOT TESTED: the run left no results")
     assert runner.verdict([_row("not tested", False)], None) == (False, "NOT TESTED: not tested: why")
+
+
+def test_verdict_of_rows_short_of_the_manifest_is_partial_whatever_the_exit_code():
+    """As tried: -o python_files=..., -c other.ini, a conftest's collect_ignore_glob or a
+    plug-in that slices the items ran 15 of 257 specs and exited 0: the rows say partial."""
+    passed, text = runner.verdict(_complete()[:15], 0)
+    assert not passed and text.startswith("PARTIAL RUN: not a conformance verdict ("), text
+    assert f"{len(manifest.spec_ids()) - 15} of {len(manifest.spec_ids())} specs have no " \
+        "torchrl row" in text
+
+
+def test_verdict_of_rows_of_another_implementation_is_no_verdict():
+    """As tried: --impl reference through --pytest-args labelled 257 reference rows torchrl."""
+    rows = [{**r, "implementation": "reference",
+             "nodeid": r["nodeid"].replace("[torchrl", "[reference")} for r in _complete()]
+    passed, text = runner.verdict(rows, 0)
+    assert (passed, text) == (False, "NOT TESTED: the rows are of reference, not of the torchrl "
+                                     "under test")
+    passed, text = runner.verdict(_complete() + rows[:1], 0)
+    assert not passed and "reference" in text
 
 
 def _results_file(tmp_path, version, *rows):
