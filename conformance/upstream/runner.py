@@ -39,7 +39,7 @@ from pathlib import Path
 
 from conformance import outcomes, paths
 from conformance.cli import OneLineErrors
-from conformance.plugin.completeness import PARTIAL_EXIT, rows_reason
+from conformance.plugin.completeness import PARTIAL_EXIT, flag, rows_reason
 from conformance.reporting.results_file import ResultsFileError
 from conformance.reporting.results_file import read as read_results
 from conformance.upstream import extension, nightly, not_tested, passthrough, replay_gate, report
@@ -207,6 +207,15 @@ def parse_args(argv=None) -> argparse.Namespace:
             parser.error(f"--expectations {file}: no such file")
     if args.reports_dir.exists() and not args.reports_dir.is_dir():
         parser.error(f"--reports-dir {args.reports_dir}: not a directory")
+    from conformance.reporting import destination
+
+    try:  # checked before anything is installed: never a file of the project or a foreign one
+        destination.check_outputs([args.reports_dir / f"{stem}{suffix}"
+                                   for stem in ("upstream", PARTIAL_STEM)
+                                   for suffix in (".md", ".html", ".csv")],
+                                  f"--reports-dir {args.reports_dir}", "upstream")
+    except (destination.DestinationError, OSError) as exc:
+        parser.error(str(exc))
     return args
 
 
@@ -369,6 +378,8 @@ def main(argv=None) -> int:
     for label, text, _ in this_run:
         if not text.startswith("conformant"):
             print(f"torchrl {label}: {text}", file=sys.stderr)
+        if text.startswith("PARTIAL RUN"):  # for .ci/gate.sh, through nox (see completeness)
+            flag(f"torchrl {label}: {text}")
     if any(text.startswith("PARTIAL RUN") for _, text, _ in this_run):
         return RUNNER_PARTIAL_EXIT
     return 1 if failed else 0
