@@ -155,6 +155,19 @@ class OutcomeRecorder:
                                   "overrides": True}
 
 
+def encodable(value):
+    """``value`` with every text UTF-8 encodable: a lone surrogate (``"\\ud800"``, from an
+    implementation's message) is written as its escape, instead of failing the write of every
+    row of the run."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {encodable(k): encodable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [encodable(v) for v in value]
+    return value
+
+
 def report_stem(results: Path) -> str:
     """The reports beside ``results.json`` are ``conformance.*``; beside ``x.json``, ``x.*``."""
     return "conformance" if results.name == DEFAULT_RESULTS.name else results.stem
@@ -228,6 +241,7 @@ class ResultsPlugin:
         # the first non-pass phase decides (a failing teardown after a pass is an error), but a
         # change of global state overrides anything (a known failure included)
         verdict = dict(verdict)
+        verdict["message"] = encodable(verdict.get("message", ""))
         overrides = verdict.pop("overrides", False)
         if row["outcome"] in (None, O.PASS) or overrides:
             row.update(verdict)
@@ -303,6 +317,7 @@ class ResultsPlugin:
             "device": device.describe(device.current()),
             "rows": rows,
         }
+        document = encodable(document)
         try:
             texts = {path: json.dumps(document, indent=1)}
             if self.build_report:
