@@ -30,6 +30,7 @@ KINDS = {
                  "reports/upstream/partial/*", "reports/upstream.*", "reports/upstream-partial.*",
                  "reports/gate/*"),
     "dropin": ("reports/dropin.md", "reports/dropin-*"),
+    "bisect": ("reports/bisect*.json", "reports/upstream/bisect*.json"),
 }
 GATE_MARK = ".gate-reports"
 DEFAULT_GATE = ROOT / "reports" / "gate"

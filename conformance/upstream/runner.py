@@ -219,6 +219,15 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
+def default_expectations(source: Source) -> list[str]:
+    """A nightly's file; for a git ref, its release's file when there is one, else the
+    nightly's; none for the rest (pytest picks a release's own file by its version)."""
+    if source.kind == "git":
+        own = ROOT / "conformance" / "expectations" / f"torchrl-{source.version}.txt"
+        return [str(own if own.is_file() else NIGHTLY_EXPECTATIONS)]
+    return [str(NIGHTLY_EXPECTATIONS)] if source.kind == "nightly" else []
+
+
 def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, Path, dict]:
     """Resolve, install and run one source: (label, passed, verdict text, results file, record
     of where its C++ trees came from and how long each step took)."""
@@ -267,8 +276,9 @@ def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, 
         return label, passed, text, _promote(results, source is not None and not
                                             complete_reason(_rows(results))), record
     t_tests = time.time()
-    expectations = args.expectations or (
-        [str(NIGHTLY_EXPECTATIONS)] if source.kind == "nightly" else [])
+    # a git ref of main is judged like a nightly (bisect and the watch compare verdicts against
+    # the expectations, not raw outcomes)
+    expectations = args.expectations or default_expectations(source)
     returncode = run_source(source, label, python, path, expectations, args.pytest_args,
                             results, trees.problem if trees else None)
     record["tests_s"] = time.time() - t_tests
