@@ -76,7 +76,9 @@ def collect(python: str = sys.executable) -> list[str]:
                "--impl", COLLECTED_FOR, "-p", "no:cacheprovider", "-c", str(ROOT / "pyproject.toml"),
                "--rootdir", str(ROOT), "--no-report"]
     proc = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
-    ids = [line.strip() for line in proc.stdout.splitlines() if "::" in line]
+    ids = [line.strip() for line in proc.stdout.splitlines()
+           if "::" in line and line.split("::", 1)[0].endswith(".py") and " " not in
+           line.split("::", 1)[0]]
     if not ids:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         raise ManifestError(f"collecting the suite gave no test ids (exit code "

@@ -81,14 +81,17 @@ class Source:
 
     @property
     def label(self) -> str:
+        # every part made safe: a label names files (no separator, no '..', resolved or not)
+        return re.sub(r"\.{2,}", "_", self._label()).strip(".") or "source"
+
+    def _label(self) -> str:
         """The column (and results file) name: a git ref by its commit, so two refs of one
         version, or a ref before and after it moved, never share one."""
-        # every part made safe: a label names files (no separator, no '..', resolved or not)
-        version = safe(self.version or "unknown").replace("..", "_")
+        version = safe(self.version or "unknown")
         if self.kind == "release":
             return version
         if self.kind == "wheel":
-            return safe(self.full_version or self.version).replace("..", "_")
+            return safe(self.full_version or self.version)
         if self.kind == "nightly":
             return f"nightly-{version if self.version else 'unresolved'}"
         if self.kind == "git" and self.commit:
