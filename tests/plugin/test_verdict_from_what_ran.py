@@ -463,8 +463,8 @@ def test_dropin_with_no_test_is_no_verdict(tmp_path):
     checkout = tmp_path / "rl"
     (checkout / "test").mkdir(parents=True)
     (checkout / "test" / "test_a.py").write_text("def test_a():\n    pass\n")
-    proc = subprocess.run([PY, "-m", "conformance.dropin", str(checkout), "--target",
-                           "test/test_a.py", "--out", str(tmp_path / "d.md"), "--", "-k",
+    proc = subprocess.run([PY, "-m", "conformance.dropin", "--target", "test/test_a.py",
+                           "--out", str(tmp_path / "d.md"), str(checkout), "--", "-k",
                            "nothing"], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
     assert proc.returncode == 2, proc.stdout + proc.stderr
