@@ -140,11 +140,17 @@ def difference(committed: dict[str, list[str]], fresh: dict[str, list[str]]) -> 
 
 
 def main(argv=None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    import argparse
+
+    from conformance.cli import OneLineErrors
+
     prog = "python -m conformance.manifest"
-    if argv not in ([], ["--check"]):
-        print(f"{prog}: error: usage: {prog} [--check]", file=sys.stderr)
-        return 2
+    parser = OneLineErrors(prog=prog, description=__doc__,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true",
+                        help="compare with the committed file instead of writing it (exit 1 "
+                             "when it is stale)")
+    argv = ["--check"] if parser.parse_args(argv).check else []
     try:
         fresh = build(collect())
     except ManifestError as exc:

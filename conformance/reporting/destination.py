@@ -152,6 +152,9 @@ def check_gate_folder(folder: Path) -> None:
 def main(argv=None) -> int:
     """``python -m conformance.reporting.destination --gate-folder DIR`` (for .ci/gate.sh)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args in (["--help"], ["-h"]):
+        print(f"{__doc__}\n{main.__doc__}")
+        return 0
     if len(args) != 2 or args[0] != "--gate-folder":
         print("usage: python -m conformance.reporting.destination --gate-folder DIR",
               file=sys.stderr)

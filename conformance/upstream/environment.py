@@ -104,7 +104,8 @@ def install_paired(source: Source, python: str, work: Path, log=print
         target = install(source, python, work)
         path = pythonpath(source, target)
         imported_from = source.path if source.kind in ("checkout", "git") else target
-        reason = import_problem(python, path, imported_from)
+        reason = import_problem(python, path, imported_from,
+                                source.version if source.kind in ("release", "wheel") else None)
         if not reason or candidate is None:
             return target, path, reason
         tried.append(f"{candidate.tensordict} left: {reason}")
@@ -118,13 +119,15 @@ def pythonpath(source: Source, target: Path | None) -> str:
     return os.pathsep.join([*parts, str(paths.ROOT)])
 
 
-def import_problem(python: str, path: str, expected: Path) -> str | None:
+def import_problem(python: str, path: str, expected: Path, version: str | None = None
+                   ) -> str | None:
     """Why the source does not import, or None. It must be the source's own torchrl that
-    imports, not one the base environment happens to have."""
+    imports, not one the base environment happens to have, and (``version``: a release or a
+    wheel) of the version its column is labelled with."""
     # the packages the adapters use, not only the top level: a tensordict that lets `import
     # torchrl` pass can still lack what torchrl.modules needs (list_to_stack, 2025-04)
     code = ("import torchrl, tensordict, torchrl.data, torchrl.modules, torchrl.objectives; "
-            "print(torchrl.__file__)")
+            "print(getattr(torchrl, '__version__', None)); print(torchrl.__file__)")
     try:
         proc = subprocess.run([python, "-c", code], capture_output=True, text=True,
                               env={**os.environ, "PYTHONPATH": path}, timeout=300)
@@ -135,4 +138,9 @@ def import_problem(python: str, path: str, expected: Path) -> str | None:
     loaded = Path(last_line(proc.stdout)).resolve()
     if not loaded.is_relative_to(expected.resolve()):
         return f"import torchrl loaded {loaded}, not the source under test ({expected})"
+    lines = proc.stdout.strip().splitlines()
+    imported = lines[-2].strip() if len(lines) >= 2 else "None"
+    if version and imported != "None" and imported.split("+")[0] != version:
+        return (f"import torchrl gave version {imported[:60]}, not {version}: its column would "
+                "be labelled with a version that was not tested")
     return None

@@ -90,6 +90,9 @@ def check(args: list[str], root: Path, option: str = "--pytest-args") -> None:
 
 def main(argv=None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args in (["--help"], ["-h"]):
+        print(__doc__)
+        return 0
     try:
         check(args, Path(__file__).resolve().parent.parent.parent, "PYTEST_ARGS")
     except PassThroughError as exc:

@@ -471,3 +471,18 @@ def test_dropin_with_no_test_is_no_verdict(tmp_path):
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "no verdict: the shipped run ran 0 test(s)" in proc.stderr
+
+
+def test_the_column_is_the_version_that_imported(tmp_path):
+    """A release or wheel column is labelled by its version only when that is what imports."""
+    package = tmp_path / "torchrl"
+    for sub in ("", "data", "modules", "objectives"):
+        (package / sub).mkdir(parents=True, exist_ok=True)
+        (package / sub / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("__version__ = '9.9.9'\n")
+    (tmp_path / "tensordict.py").write_text("")  # a stand-in: no torch to import (seconds)
+    path = os.pathsep.join([str(tmp_path), str(ROOT)])
+    assert environment.import_problem(PY, path, tmp_path, None) is None
+    assert environment.import_problem(PY, path, tmp_path, "9.9.9") is None
+    assert "gave version 9.9.9, not 0.14.1" in environment.import_problem(PY, path, tmp_path,
+                                                                            "0.14.1")
