@@ -256,6 +256,9 @@ class Matrix:
         rows, stack = [], {}
         for path in files:
             doc = json.loads(path.read_text(encoding="utf-8"))
+            if doc.get("partial"):  # a narrowed or interrupted run is no column of the matrix
+                raise BugsError(f"{path} is a partial run ({str(doc['partial'])[:200]}): the bug "
+                                "reports are not rewritten from it")
             rows += [r for r in doc["rows"] if r["implementation"] == "torchrl"]
             if path.stem == PINNED:
                 stack = {"python": doc.get("python", "?"), **doc.get("stack", {})}

@@ -25,7 +25,7 @@ OWNED_LONG = (
     "--impl", "--results", "--no-report", "--expectations", "--device", "--spec-timeout",
     "--require-complete", "--config-file", "--override-ini", "--rootdir", "--confcutdir",
     "--noconftest", "--pyargs", "--import-mode", "--plugins", "--basetemp", "--junit-xml",
-    "--junitxml",
+    "--junitxml", "--pdb", "--pdbcls", "--trace",
 )
 #: short options pytest reads as -p PLUGIN, -c FILE, -o INI
 OWNED_SHORT = "pco"
@@ -65,6 +65,8 @@ def check(args: list[str], root: Path, option: str = "--pytest-args") -> None:
         if arg == "--":
             raise PassThroughError(f"{option}: '--' is not accepted (everything after it would "
                                    "be read as a path)")
+        if arg.startswith("-") and any(c.isspace() for c in arg.split("=", 1)[0]):
+            raise PassThroughError(f"{option}: {arg!r}: an option with a space in its name")
         if arg.startswith("--"):
             owned = _long_owned(arg)
             if owned:

@@ -100,7 +100,9 @@ def test_complete_rows_need_every_spec_for_every_implementation_on_the_device():
     "--config-file=other.ini", "-o python_files=x.py", "-oxx=y", "--override-ini=a=b",
     "--rootdir .", "--rootdir=/", "--confcutdir /", "--noconftest", "--pyargs conformance",
     "--import-mode=append", "--basetemp /tmp/x", "--junitxml x.xml", "tests", "/tmp",
-    "conformance/../tests", "-- conformance"])
+    "conformance/../tests", "-- conformance", "@args.txt", "@conformance/args.txt",
+    "'--impl reference'", "-xpno:conformance-watchdog", "-o=python_files=x", "--overr=a=b",
+    "--root .", "--pdb", "-kppo -p no:x"])
 def test_arguments_the_runner_owns_are_a_one_line_usage_error(args, capsys):
     """As tried: `nox -s upstream -- 0.14.1 --pytest-args "--impl reference"` labelled 257
     reference rows torchrl 0.14.1, conformant, exit 0."""
@@ -486,3 +488,19 @@ def test_the_column_is_the_version_that_imported(tmp_path):
     assert environment.import_problem(PY, path, tmp_path, "9.9.9") is None
     assert "gave version 9.9.9, not 0.14.1" in environment.import_problem(PY, path, tmp_path,
                                                                             "0.14.1")
+
+
+def test_bug_reports_are_never_rewritten_from_a_partial_column(tmp_path, capsys):
+    """As tried: a partial nightly run rewrote 13 committed bug reports."""
+    results = tmp_path / "upstream"
+    results.mkdir()
+    stored = json.loads((bugs.RESULTS / f"{bugs.PINNED}.json").read_text())
+    (results / f"{bugs.PINNED}.json").write_text(json.dumps({**stored,
+                                                             "partial": "filtered with -k x"}))
+    import shutil
+
+    reports = shutil.copytree(bugs.BUGS, tmp_path / "bugs")  # never the committed ones
+    before = {p: p.read_text() for p in reports.glob("*.md")}
+    assert bugs.main(["--results", str(results), "--bugs", str(reports)]) == 2
+    assert "is a partial run (filtered with -k x)" in capsys.readouterr().err
+    assert {p: p.read_text() for p in reports.glob("*.md")} == before
