@@ -351,7 +351,7 @@ def test_a_lone_surrogate_in_a_message_survives(tmp_path):
     rows = [_row(SPECS[0], outcome="fail", message="bad \ud800 text")]
     document = encodable({"schema": 1, "started": 1.0, "finished": 2.0, "partial": None,
                           "rows": rows})
-    for name, text in render_reports([document], tmp_path).items():
+    for text in render_reports([document], tmp_path).values():
         text.encode("utf-8")
     assert "\\ud800" in document["rows"][0]["message"]
     json.dumps(document).encode("utf-8")
