@@ -168,6 +168,16 @@ def encodable(value):
     return value
 
 
+def _complete_there(path: Path) -> bool:
+    """Whether ``path`` holds the results of a complete run (which a partial one never
+    replaces, even when named with --results)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh).get("partial", "?") is None
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return False
+
+
 def report_stem(results: Path) -> str:
     """The reports beside ``results.json`` are ``conformance.*``; beside ``x.json``, ``x.*``."""
     return "conformance" if results.name == DEFAULT_RESULTS.name else results.stem
@@ -303,7 +313,7 @@ class ResultsPlugin:
         if not rows:
             return
         path = self.results_path
-        if self.partial_reason and not self.explicit_path:
+        if self.partial_reason and (not self.explicit_path or _complete_there(path)):
             path = path.parent / PARTIAL_DIR / path.name  # never replace the full report
         document = {
             "schema": SCHEMA,

@@ -504,3 +504,20 @@ def test_bug_reports_are_never_rewritten_from_a_partial_column(tmp_path, capsys)
     assert bugs.main(["--results", str(results), "--bugs", str(reports)]) == 2
     assert "is a partial run (filtered with -k x)" in capsys.readouterr().err
     assert {p: p.read_text() for p in reports.glob("*.md")} == before
+
+
+def test_a_partial_run_named_onto_a_complete_one_writes_beside_it(tmp_path):
+    from types import SimpleNamespace
+
+    from conformance.plugin.results import ResultsPlugin
+
+    target = _results(tmp_path / "results.json", [_row(s) for s in SPECS])
+    complete = target.read_text()
+    config = SimpleNamespace(stash={}, option=SimpleNamespace(help=False))
+    plugin = ResultsPlugin(config, [SimpleNamespace(id="torchrl", version="0.14.1")], target,
+                           True, False, None)
+    plugin.rows = {"n": {**_row(SPECS[0]), "nodeid": "n"}}
+    plugin.partial_reason = "filtered with -k x"
+    plugin.write(0)
+    assert target.read_text() == complete
+    assert json.loads((tmp_path / "partial" / "results.json").read_text())["partial"]
