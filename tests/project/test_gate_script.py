@@ -55,6 +55,7 @@ def _gate(tmp_path, *, real_upstream=False, **env):
         # the gate's own checks (pass-through arguments, GATE_REPORTS) run for real
         f'if [[ "$1" == -m && "$2" == conformance.* ]]; then exec {sys.executable} "$@"; fi\n'
         f'printf "%q " "$@" >> {log}; echo >> {log}\n'
+        f'echo "${{PYTEST_ADDOPTS-unset}} ${{PYTEST_PLUGINS-unset}}" >> {tmp_path / "env.txt"}\n'
         'if [[ "$1 $2 $3 $4 $5" == "-m nox -s upstream --" ]]; then shift 5; '
         f'{upstream}; fi\n'
         "exit 0\n")
@@ -203,3 +204,14 @@ def test_a_gate_folder_of_its_own_is_emptied_and_reused(tmp_path):
         assert proc.returncode == 0, proc.stderr
         (tmp_path / "out" / "stale.json").write_text("{}")
     assert (tmp_path / "out" / ".gate-reports").is_file()
+
+
+def test_pytest_options_from_the_environment_never_reach_the_runs(tmp_path):
+    """As tried: `pytest conformance --require-complete` with -o python_files=... in
+    PYTEST_ADDOPTS ran 15 of 257 specs and exited 0."""
+    _caller(tmp_path, "")
+    proc, calls = _gate(tmp_path, TORCHRL_REF="0.14.1", IMPL="torchrl,reference",
+                        PYTEST_ADDOPTS="--impl reference -o python_files=test_ppo.py",
+                        PYTEST_PLUGINS="evil")
+    assert proc.returncode == 0 and len(calls) == 2, proc.stderr
+    assert (tmp_path / "env.txt").read_text().splitlines() == ["unset unset"] * 2
