@@ -371,10 +371,10 @@ def main(argv=None) -> int:
         pairs = sorted(zip(result_files, records, strict=True), key=lambda p: version_key(p[0].stem))
         result_files, records = [p[0] for p in pairs], [p[1] for p in pairs]
     if result_files:
-        from conformance.reporting.matrix import write_reports
+        from conformance.reporting.matrix import md, write_reports
 
         preface = ["| source | verdict | outcomes |", "|---|---|---|",
-                   *(f"| torchrl {label} | {text.replace('|', '/')} | {summary} |"
+                   *(f"| torchrl {md(label)} | {md(text.replace('|', '/'))} | {md(summary)} |"
                      for label, text, summary in table), "",
                    *report.preface(result_files, [json.loads(p.read_text()) for p in records],
                                    extra=disk)]
