@@ -88,8 +88,9 @@ def check_kind(target: Path, kind: str, option: str) -> None:
     except (ValueError, OSError):
         return  # outside the checkout: the signature rule
     if not any(fnmatch.fnmatchcase(inside, pattern) for pattern in KINDS[kind]):
-        if resolved.exists() or inside.startswith(("reports/", "conformance/", ".")) \
-                or "/" not in inside:
+        # an existing file of the project, or a place of another kind's reports (a new file
+        # elsewhere in the checkout replaces nothing)
+        if resolved.exists() or inside.startswith(("reports/", "conformance/", ".")):
             raise DestinationError(
                 f"{option}: {inside} is a file of the project, not a {kind} report (those are "
                 f"{', '.join(KINDS[kind])}): choose another place")
