@@ -273,8 +273,12 @@ def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, 
         results.parent.mkdir(parents=True, exist_ok=True)
         not_tested.write(results, label, reason, args.pytest_args)
         passed, text = verdict(_rows(results), None)
-        return label, passed, text, _promote(results, source is not None and not
-                                            complete_reason(_rows(results))), record
+        # a source that could not be installed or imported (offline, say) never hides a
+        # column that was tested: its NOT TESTED column then stays beside it
+        stored = results.parent.parent / results.name
+        complete = (source is not None and not complete_reason(_rows(results))
+                    and not any(r["outcome"] != outcomes.NOT_TESTED for r in _rows(stored)))
+        return label, passed, text, _promote(results, complete), record
     t_tests = time.time()
     # a git ref of main is judged like a nightly (bisect and the watch compare verdicts against
     # the expectations, not raw outcomes)

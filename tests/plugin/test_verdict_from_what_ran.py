@@ -521,3 +521,24 @@ def test_a_partial_run_named_onto_a_complete_one_writes_beside_it(tmp_path):
     plugin.write(0)
     assert target.read_text() == complete
     assert json.loads((tmp_path / "partial" / "results.json").read_text())["partial"]
+
+
+def test_a_source_that_cannot_be_installed_never_hides_a_tested_column(tmp_path, monkeypatch):
+    """`nox -s upstream -- 0.14.1` offline: its NOT TESTED column goes beside the stored one."""
+    reports = tmp_path / "reports"
+    (reports / "upstream").mkdir(parents=True)
+    stored = _results(reports / "upstream" / "0.14.1.json", [_row(s) for s in SPECS])
+    text = stored.read_text()
+
+    def offline(*args, **kwargs):
+        raise sources.SourceError("pip install torchrl==0.14.1 failed: no network")
+
+    monkeypatch.setattr(runner, "base_python", lambda torch, given: PY)
+    monkeypatch.setattr(runner, "install_paired", offline)
+    monkeypatch.setattr(runner.not_tested, "collect_ids", lambda args: [
+        s.replace("[", "[reference-", 1) if "[" in s else f"{s}[reference]" for s in SPECS])
+    args = runner.parse_args(["0.14.1", "--reports-dir", str(reports), "--work-dir",
+                              str(tmp_path / "work")])
+    label, passed, verdict, results, _ = runner.check_source("0.14.1", args, set())
+    assert not passed and verdict.startswith("NOT TESTED: install failed"), verdict
+    assert results.parent.name == runner.PARTIAL_FOLDER and stored.read_text() == text
