@@ -70,16 +70,17 @@ def check(args: list[str], root: Path, option: str = "--pytest-args") -> None:
         if arg.startswith("--"):
             owned = _long_owned(arg)
             if owned:
+                name = arg.split("=", 1)[0]
                 raise PassThroughError(
-                    f"{option}: {arg.split('=', 1)[0]} is decided by the runner and the gate "
-                    f"({owned}), not passed through; drop it")
+                    f"{option}: {name}{'' if name == owned else f' ({owned})'} is decided by "
+                    "the runner and the gate, not passed through; drop it")
             continue
         if arg.startswith("-") and len(arg) > 1:
             owned = _short_owned(arg)
             if owned:
                 raise PassThroughError(
-                    f"{option}: {arg} ({owned}) is decided by the runner and the gate, not "
-                    "passed through; drop it")
+                    f"{option}: {arg}{'' if arg == owned else f' ({owned})'} is decided by the "
+                    "runner and the gate, not passed through; drop it")
             expects_value = len(arg) == 2 and arg[1] in VALUED_SHORT
             continue
         path = arg.split("::", 1)[0]
