@@ -89,6 +89,12 @@ def classify(report, entry, skip_outcome: str | None, timed_out: str,
         outcome = skip_outcome or O.SKIPPED
         if outcome == O.UNTESTABLE:
             return {"outcome": outcome, "expected": kind == "untestable", "message": message}
+        if outcome == O.SKIPPED:
+            # a skip the suite did not declare (the implementation under test, or a plug-in,
+            # raised pytest's Skipped): the spec did not run, which is never a conformant result
+            return {"outcome": outcome, "expected": False,
+                    "message": f"{message}  [a skip the suite does not declare: the spec did "
+                               "not run]".strip()}
         return {"outcome": outcome, "expected": outcome not in O.UNEXPECTED, "message": message}
     stale = (f"  [listed as cannot be tested here ({entry.reason}), but it ran: remove the entry]"
              if kind == "untestable" else "")

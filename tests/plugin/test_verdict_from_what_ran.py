@@ -542,3 +542,18 @@ def test_a_source_that_cannot_be_installed_never_hides_a_tested_column(tmp_path,
     label, passed, verdict, results, _ = runner.check_source("0.14.1", args, set())
     assert not passed and verdict.startswith("NOT TESTED: install failed"), verdict
     assert results.parent.name == runner.PARTIAL_FOLDER and stored.read_text() == text
+
+
+def test_a_skip_the_suite_does_not_declare_is_unexpected():
+    """Found as an attacker: a TorchRL whose API raises pytest's Skipped ("not today") made
+    every spec it touches 'skipped', an expected outcome: a green gate on nothing tested."""
+    from types import SimpleNamespace
+
+    from conformance.plugin.results import classify
+
+    report = SimpleNamespace(when="call", skipped=True, passed=False, failed=False,
+                             longrepr=("x.py", 1, "Skipped: not today"))
+    verdict = classify(report, None, None, "")
+    assert (verdict["outcome"], verdict["expected"]) == ("skipped", False)
+    declared = classify(report, None, "not applicable", "")
+    assert (declared["outcome"], declared["expected"]) == ("not applicable", True)
