@@ -118,7 +118,7 @@ def _untestable(rows: pd.DataFrame) -> list[str]:
     out = []
     bad = rows[rows["outcome"] == "untestable"]
     for (column, message), group in bad.groupby(["column", "message"], sort=False):
-        out.append(f"- {column}: {len(group)} spec(s) — {message.splitlines()[0][:300]}")
+        out.append(f"- {md(column)}: {len(group)} spec(s) — {md(message.splitlines()[0][:300])}")
     return out
 
 
@@ -128,16 +128,28 @@ def _not_applicable(rows: pd.DataFrame) -> list[str]:
     out = []
     na = rows[rows["outcome"] == "not applicable"]
     for (column, message), group in na.groupby(["column", "message"], sort=False):
-        out.append(f"- {column}: {len(group)} spec(s) — {message.splitlines()[0][:400]}")
+        out.append(f"- {md(column)}: {len(group)} spec(s) — {md(message.splitlines()[0][:400])}")
     return out
 
 
+def md(text) -> str:
+    """Text from a row as a Markdown cell or line: no raw HTML (the job summary renders it),
+    no table break (``|``), no code span, one line."""
+    text = html.escape(str(text), quote=False).replace("|", "\\|").replace("`", "\\`")
+    return " ".join(text.splitlines())
+
+
+def code(text) -> str:
+    """A node id as inline code: a backtick in it cannot end the span."""
+    return "`" + " ".join(str(text).replace("`", "'").splitlines()) + "`"
+
+
 def _markdown_table(frame: pd.DataFrame, index_name: str) -> str:
-    headers = [index_name, *map(str, frame.columns)]
+    headers = [index_name, *map(md, map(str, frame.columns))]
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     for index, row in frame.iterrows():
-        cells = [str(index).replace("|", "\\|")]
-        cells += [SYMBOL.get(v, "" if pd.isna(v) else str(v)) for v in row]
+        cells = [md(str(index))]
+        cells += [SYMBOL.get(v, "" if pd.isna(v) else md(str(v))) for v in row]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -147,7 +159,8 @@ def _failures(rows: pd.DataFrame) -> list[str]:
     out = []
     for _, r in bad.sort_values(["column", "nodeid"]).iterrows():
         first = (r["message"] or "").splitlines()[0][:300] if r["message"] else ""
-        out.append(f"- `{r['nodeid']}` ({r['column']}): **{r['outcome']}** — {first}")
+        out.append(f"- {code(r['nodeid'])} ({md(r['column'])}): **{md(r['outcome'])}** — "
+                   f"{md(first)}")
     return out
 
 
@@ -188,7 +201,7 @@ def render_markdown(rows: pd.DataFrame, title: str = "TorchRL conformance",
     )
     partial = sorted({p for p in rows["partial"] if p})
     if partial:
-        verdict = ("**PARTIAL RUN — not a conformance verdict** (" + "; ".join(partial) + "); "
+        verdict = ("**PARTIAL RUN — not a conformance verdict** (" + md("; ".join(partial)) + "); "
                    + verdict.removeprefix("**verdict: ").replace("**", "", 1))
     parts = [f"## {title}", "", verdict, "", *(preface or []), "" if preface else None,
              _markdown_table(counts, "implementation"), ""]
