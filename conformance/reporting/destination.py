@@ -25,7 +25,9 @@ KINDS = {
     # and the libraries runner's pytest runs, which build their matrices themselves
     "conformance": ("reports/results.json", "reports/conformance.*", "reports/partial/*",
                     "reports/gate/*", "reports/upstream/partial/*.json",
-                    "reports/libraries/*.json"),
+                    "reports/libraries/*.json",
+                    # a GPU run (tools/gpu_run.sh): each device's results and reports, side by side
+                    "reports/gpu/results-*", "reports/gpu/conformance-*"),
     "upstream": ("reports/upstream/*.json", "reports/upstream/sources/*.json",
                  "reports/upstream/partial/*", "reports/upstream.*", "reports/upstream-partial.*",
                  "reports/gate/*"),
