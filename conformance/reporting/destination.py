@@ -11,6 +11,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from conformance import paths
+
 #: how the first bytes of each kind of file this suite writes begin (see conformance.reporting.matrix
 #: and conformance.plugin.results): a file that exists and does not begin so is not ours
 _SIGNATURES = {
@@ -59,6 +61,9 @@ def check(results: Path, report_stem: str | None, option: str = "--results") -> 
     """Raise DestinationError unless ``results`` (and, with ``report_stem``, the reports beside
     it) can be written without replacing anything that is not this suite's output."""
     results = Path(results)
+    if paths.inside_install(results):
+        raise DestinationError(f"{option} {results}: inside the installed package's folder "
+                               f"({paths.ROOT}); run from another folder or give --results")
     if results.is_dir():
         raise DestinationError(f"{option} {results}: is a directory; give a file such as "
                                f"{results / 'results.json'}")
