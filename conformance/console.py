@@ -72,7 +72,11 @@ def preflight(args) -> str | None:
 
 
 def pytest_command(args) -> list[str]:
-    command = ["--pyargs", "conformance", "-p", "no:cacheprovider", "--impl", args.impl]
+    # -p: the plug-in in every process (pytest-xdist workers too), with or without the entry
+    # point; this module has imported the package already, so pytest cannot rewrite its asserts
+    command = ["--pyargs", "conformance", "-p", PLUGIN, "-p", "no:cacheprovider",
+               "-W", f"ignore:Module already imported so cannot be rewritten; conformance:"
+                     f"pytest.PytestAssertRewriteWarning", "--impl", args.impl]
     if args.report_dir is not None:
         command += ["--results", str(args.report_dir / "results.json")]
     for value in args.expectations:
@@ -93,12 +97,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.exit(2, f"torchrl-conformance: error: {problem}\n")
     # pytest would cache rewritten spec modules next to them, in site-packages: not from here
     sys.dont_write_bytecode = True
-    import importlib
-
     import pytest
 
-    # the plug-in itself, as a module (-p would ask pytest to rewrite an imported package)
-    return int(pytest.main(pytest_command(args), plugins=[importlib.import_module(PLUGIN)]))
+    return int(pytest.main(pytest_command(args)))
 
 
 if __name__ == "__main__":
