@@ -75,8 +75,8 @@ def pytest_command(args) -> list[str]:
     # -p: the plug-in in every process (pytest-xdist workers too), with or without the entry
     # point; this module has imported the package already, so pytest cannot rewrite its asserts
     command = ["--pyargs", "conformance", "-p", PLUGIN, "-p", "no:cacheprovider",
-               "-W", f"ignore:Module already imported so cannot be rewritten; conformance:"
-                     f"pytest.PytestAssertRewriteWarning", "--impl", args.impl]
+               "-W", "ignore:Module already imported so cannot be rewritten; conformance:"
+                     "pytest.PytestAssertRewriteWarning", "--impl", args.impl]
     if args.report_dir is not None:
         command += ["--results", str(args.report_dir / "results.json")]
     for value in args.expectations:
