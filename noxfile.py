@@ -64,7 +64,6 @@ def stack_python(session: nox.Session, extra: list[str] | None = None) -> str:
     return str(python)
 
 
-SELF_TEST_TOOLS = ["build>=1.2"]
 INTERRUPT_GRACE = 60.0  # seconds
 
 
@@ -118,11 +117,8 @@ def tests_fast(session: nox.Session) -> None:
 
 
 def _self_test_python(session: nox.Session) -> str:
-    # with the bench extra: the self-tests run the side-by-side benchmark driver for real; with
-    # build: tests/project/test_package.py builds the wheel and sdist, installs the wheel in a
-    # fresh virtualenv over this one and compares its rows with the checkout's
-    return stack_python(session, [*PYPROJECT["project"]["optional-dependencies"]["bench"],
-                                  *SELF_TEST_TOOLS])
+    # with the bench extra: the self-tests run the side-by-side benchmark driver for real
+    return stack_python(session, list(PYPROJECT["project"]["optional-dependencies"]["bench"]))
 
 
 @nox.session(venv_backend="none")

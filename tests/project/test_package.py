@@ -1,7 +1,8 @@
 """The suite as a package: the wheel holds what a run needs, its pytest11 entry point is inert
 where no spec is collected, and an installed run from an empty folder gives the in-repo rows.
 
-The slow tests build the wheel once (``python -m build --no-isolation``), install it into a
+The slow tests build the wheel once (``python -m build --no-isolation``: ``build`` comes with
+asv, the bench extra of the self-tests' environment), install it into a
 fresh virtualenv that reuses the running stack's packages through a ``.pth`` file (torch is not
 installed twice) and run it as a user does, outside this checkout."""
 
