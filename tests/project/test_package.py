@@ -261,6 +261,19 @@ def test_an_installed_run_never_writes_into_site_packages(installed):
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
+def test_an_installed_run_of_a_torchrl_without_shipped_expectations_is_one_line(installed, tmp_path):
+    """pytest --pyargs on a torchrl version the suite ships nothing for (the runner's label
+    stands in for it): one line, exit code 4, nothing written; with --expectations none it runs."""
+    python, _, _ = installed
+    proc = _run([python, "-m", "pytest", "--pyargs", "conformance", "--impl", "torchrl",
+                 "-p", "no:cacheprovider"], tmp_path, TORCHRL_CONFORMANCE_VERSION_LABEL="0.99.0")
+    lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
+    assert proc.returncode == 4 and len(lines) == 1, proc.stdout[-2000:]
+    assert lines[0].startswith("ERROR: torchrl 0.99.0: no shipped expectations")
+    assert list(tmp_path.iterdir()) == []
+
+
 THIRD_PARTY = '''
 """A third-party implementation of one area, as its author would plug it in."""
 from types import SimpleNamespace
