@@ -24,7 +24,7 @@ from conformance.paths import ROOT
 from tests.conftest import run_suite
 
 #: the slice compared spec for spec (both ways); the full suite takes ~75 s per run on 2 cores
-SLICE = "ppo_value_clipping"
+SLICE = "ppo_value_clipping and not family"
 
 
 # --- fast: the entry point's choice, the console's checks, the shipped files ---------------
@@ -140,7 +140,9 @@ def test_the_wheel_and_sdist_hold_every_file_a_run_needs(installed):
         names = set(archive.namelist())
         entry_points = next(archive.read(n).decode() for n in names
                             if n.endswith(".dist-info/entry_points.txt"))
-    assert [f for f in tracked if f not in names and not f.endswith("manifest_released.json")] == []
+    # the released ids are the CHANGELOG check's baseline, a file of the checkout, not of a run
+    needed = [f for f in tracked if not f.endswith("manifest_released.json")]
+    assert [f for f in needed if f not in names] == []
     assert "[pytest11]\ntorchrl-conformance = conformance.pytest_entry" in entry_points
     assert "torchrl-conformance = conformance.console:main" in entry_points
     import tarfile
@@ -148,7 +150,7 @@ def test_the_wheel_and_sdist_hold_every_file_a_run_needs(installed):
     sdist = next(wheel.parent.glob("*.tar.gz"))
     with tarfile.open(sdist) as archive:
         inside = {n.split("/", 1)[1] for n in archive.getnames() if "/" in n}
-    assert [f for f in tracked if f not in inside] == []
+    assert [f for f in needed if f not in inside] == []
 
 
 PROJECT_CONFTEST = '''
@@ -219,7 +221,7 @@ def test_an_installed_run_from_an_empty_folder_gives_the_in_repo_rows(installed,
     in_repo = run_suite(tmp_path / "repo", "conformance", "--impl", "torchrl", "-k", SLICE)
     assert in_repo.results, in_repo.output[-2000:]
     expected = _outcomes(in_repo.results)
-    assert len(expected) > 20
+    assert len(expected) > 10
 
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -322,9 +324,12 @@ def test_a_third_party_package_is_checked_from_an_empty_folder(installed, tmp_pa
     try:
         empty = tmp_path / "empty"
         empty.mkdir()
-        proc = _run([python.parent / "torchrl-conformance", "--impl", "mypkg.conformance_impl:IMPL"],
-                    empty)
-        rows = json.loads((empty / "reports" / "results.json").read_text())["rows"]
+        # the broken one on its area's seed specs only (cheaper; a PARTIAL run, in reports/partial)
+        narrow = ["--", "-k", "ppo_value_clipping and not family"] if bug else []
+        proc = _run([python.parent / "torchrl-conformance", "--impl", "mypkg.conformance_impl:IMPL",
+                     *narrow], empty)
+        results = empty / "reports" / ("partial" if bug else "") / "results.json"
+        rows = json.loads(results.read_text())["rows"]
         ppo = {r["outcome"] for r in rows if r["area"] == "ppo_value_clipping"}
         if bug:
             assert proc.returncode == 1 and "fail" in ppo, proc.stdout[-2000:]
