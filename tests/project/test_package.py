@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -109,8 +110,17 @@ def _run(command, cwd, **extra):
 def installed(tmp_path_factory):
     """(venv python, its site-packages, the wheel) with the wheel installed, nothing else."""
     base = tmp_path_factory.mktemp("wheel")
-    built = _run([sys.executable, "-m", "build", "--no-isolation", "--outdir", base / "dist", ROOT],
-                 ROOT)
+    # built from a copy of the project's files: setuptools writes its egg-info beside the
+    # sources, and two pytest-xdist workers may build at once
+    source = base / "source"
+    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+                            cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    for name in listed:
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
+    built = _run([sys.executable, "-m", "build", "--no-isolation", "--outdir", base / "dist",
+                  source], base)
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
     wheel = next((base / "dist").glob("*.whl"))
     venv = base / "venv"
