@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import manifest
+from conformance import manifest, paths
 from conformance.plugin import keys
 
 PARTIAL_EXIT = 6  #: pytest's exit code for a partial run under --require-complete
@@ -66,12 +66,14 @@ def _shown(value) -> str:
 def _suite_selected(config) -> bool:
     """Whether the command line collects the whole suite (its folder or the rootdir)."""
     root = config.rootpath.resolve()
-    suite = root / "conformance"
+    suite = paths.PACKAGE  # the specs that run: a checkout's, or an installed wheel's
     invoked = Path(config.invocation_params.dir)
     for arg in config.args:
         if "::" in arg:
             continue
-        if (invoked / arg).resolve() in (suite, root):
+        if getattr(config.option, "pyargs", False) and arg == suite.name:
+            return True  # pytest --pyargs conformance
+        if (invoked / arg).resolve() in (suite, root if paths.CHECKOUT else suite):
             return True
     return False
 

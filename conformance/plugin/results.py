@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import device
+from conformance import __version__, device
 from conformance import outcomes as O
 from conformance.files import replace_all
 from conformance.interface import Untestable
@@ -323,6 +323,7 @@ class ResultsPlugin:
             path = path.parent / PARTIAL_DIR / path.name  # never replace the full report
         document = {
             "schema": SCHEMA,
+            "suite": __version__,  # the suite release (CHANGELOG.md)
             "started": self.started,
             "finished": time.time(),
             "exitstatus": int(exitstatus),

@@ -13,6 +13,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from conformance import paths
+
 #: the checkout (conformance/reporting/destination.py -> ..): a leaf module, no project import
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -103,6 +105,9 @@ def check(results: Path, report_stem: str | None, option: str = "--results",
     """Raise DestinationError unless ``results`` (and, with ``report_stem``, the reports beside
     it) can be written without replacing anything that is not this suite's output of ``kind``."""
     results = Path(results)
+    if paths.inside_install(results):
+        raise DestinationError(f"{option} {results}: inside the installed package's folder "
+                               f"({paths.ROOT}); run from another folder or give --results")
     if results.is_dir():
         raise DestinationError(f"{option} {results}: is a directory; give a file such as "
                                f"{results / 'results.json'}")

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import html
 import json
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
 from packaging.version import InvalidVersion, Version
 
+from conformance import paths
 from conformance.areas import NUMBER
 from conformance.files import replace_all
 from conformance.outcomes import UNEXPECTED
@@ -61,6 +61,8 @@ def load_rows(paths: Iterable[Path | dict]) -> pd.DataFrame:
         frame["column"] = (frame["implementation"] + " " + frame["implementation_version"]
                            + frame["device"].map(column_suffix))
         frame["partial"] = doc.get("partial") or ""
+        if doc.get("suite"):  # results written before they named the suite's release have none
+            frame["suite"] = doc["suite"]
         if "expected" not in frame:  # results written before rows said so themselves
             frame["expected"] = ~frame["outcome"].isin(list(UNEXPECTED))
         frame["expected"] = [v is True or v == 1 for v in frame["expected"]]
@@ -183,8 +185,8 @@ def _reproducers(rows: pd.DataFrame, out_dir: Path | None) -> list[str]:
             by_file.setdefault((name, r["column"]), []).append(r["nodeid"].split("::", 1)[1])
     out = []
     for (name, column), specs in sorted(by_file.items()):
-        target = BUGS / name
-        link = os.path.relpath(target, out_dir) if out_dir else str(target.relative_to(BUGS.parents[1]))
+        # relative in a checkout; from an installed wheel (no reports/ there), the suite's release
+        link = paths.link((BUGS / name).relative_to(paths.ROOT).as_posix(), out_dir)
         out.append(f"- [{name}]({link}) ({column}, {len(specs)}): " + ", ".join(f"`{s}`" for s in specs))
     return out
 
@@ -223,7 +225,17 @@ def render_markdown(rows: pd.DataFrame, title: str = "TorchRL conformance",
         parts += ["### TorchRL's known failures: standalone reproducers to file upstream", "",
                   *reproducers, ""]
     parts += ["### Matrix (unexpected results first)", "", _markdown_table(matrix, "spec"), ""]
+    suites = _suites(rows)
+    if suites:
+        parts += [f"Suite: torchrl-conformance {suites} (its changes: CHANGELOG.md)", ""]
     return "\n".join(parts)
+
+
+def _suites(rows: pd.DataFrame) -> str:
+    """The suite release(s) that wrote the rows, when their results say."""
+    if "suite" not in rows:
+        return ""
+    return ", ".join(sorted({str(s) for s in rows["suite"] if isinstance(s, str) and s}))
 
 
 def render_html(rows: pd.DataFrame, title: str = "TorchRL conformance") -> str:
@@ -236,7 +248,8 @@ def render_html(rows: pd.DataFrame, title: str = "TorchRL conformance") -> str:
     return (
         f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         f"<style>{style}</style></head><body><h1>{html.escape(title)}</h1>"
-        f"{counts.to_html()}<h2>Matrix (unexpected results first)</h2>"
+        + (f"<p>Suite: torchrl-conformance {html.escape(_suites(rows))}</p>" if _suites(rows) else "")
+        + f"{counts.to_html()}<h2>Matrix (unexpected results first)</h2>"
         f"{matrix.to_html(na_rep='')}"
         f"<h2>Messages</h2><ul>"
         + "".join(
