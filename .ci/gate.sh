@@ -8,7 +8,8 @@
 # the checked-out source. IMPL is a comma-separated list (whitespace trimmed) that must name
 # torchrl; whatever else it names runs beside it on the suite's pinned stack
 # (`nox -s conformance`). Reports go to $GATE_REPORTS (default reports/gate), emptied first, so
-# that what is published is only what this run wrote.
+# that what is published is only what this run wrote; it must be a folder of the gate's own.
+# Completeness is judged from the rows against conformance/manifest.json, never from arguments.
 #
 # Exit codes: 0 every run complete and conformant to its expectations; 1 an unexpected result,
 # or a source NOT TESTED; 2 bad input (one line); 3 a partial run (PYTEST_ARGS narrowed a run or
@@ -65,11 +66,20 @@ if [[ -n "${PYTEST_ARGS:-}" ]]; then
   fi
   mapfile -d '' -t extra <"$split"
   rm -f "$split"
+  # the gate owns what decides the verdict: --impl, --results, -p, -c, -o, --rootdir... and
+  # paths outside the suite are refused (one line, exit 2) before anything is installed
+  python -m conformance.upstream.passthrough "${extra[@]}" || exit 2
   upstream+=(--pytest-args "$PYTEST_ARGS")
 fi
+# GATE_REPORTS is emptied: only a folder of the gate's own (never the checkout, reports/, a
+# folder of the project, or a folder holding files the gate did not write)
+python -m conformance.reporting.destination --gate-folder "$out" || exit 2
+# pytest arguments and plug-ins only from this script, never from the environment
+unset PYTEST_ADDOPTS PYTEST_PLUGINS PYTEST_DISABLE_PLUGIN_AUTOLOAD TORCHRL_CONFORMANCE_IMPL
 
 rm -rf "$out"
 mkdir -p "$out"
+: >"$out/.gate-reports"
 out="$(cd "$out" && pwd)"
 # every pytest run of this gate that ends partial leaves its reason here (nox turns every
 # failing command into exit code 1, so the runs' own exit codes do not reach this script)

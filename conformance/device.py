@@ -31,7 +31,7 @@ ENV_VAR = "TORCHRL_CONFORMANCE_DEVICE"
 OPTION = "--device"
 DEFAULT = "cpu"
 TYPES = ("cpu", "cuda")  #: the device types a run may use
-_FORM = re.compile(r"(cpu|cuda)(?::(\d+))?")
+_FORM = re.compile(r"(cpu|cuda)(?::(0|[1-9][0-9]{0,3}))?", re.ASCII)  # an index torch can parse
 
 _current = torch.device(DEFAULT)
 
@@ -53,7 +53,11 @@ def parse(text: str, where: str = OPTION) -> torch.device:
     if match is None or (match.group(1) == "cpu" and match.group(2) is not None):
         raise DeviceError(f"{_given(where, text)}: not a device; give cpu, cuda or cuda:N "
                           "(N a CUDA device index)")
-    return torch.device(value)
+    try:
+        return torch.device(value)
+    except (RuntimeError, ValueError):  # whatever torch refuses: one line, never INTERNALERROR
+        raise DeviceError(f"{_given(where, text)}: not a device; give cpu, cuda or cuda:N "
+                          "(N a CUDA device index)") from None
 
 
 def check_available(device: torch.device, where: str = OPTION) -> None:

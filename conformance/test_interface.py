@@ -14,10 +14,10 @@ import pytest
 from conformance import device, outcomes
 from conformance._assertions import message
 from conformance.areas import AREAS, NUMBER
-from conformance.conftest import area_status
 from conformance.interface import CAPABILITIES, PROTOCOLS, PrioritizedBuffer
 from conformance.interface_check import describe, problems
 from conformance.plugin import keys
+from conformance.pytest_plugin import area_status
 
 
 def _fail_if(found: list[str], impl, area: str, protocol: type) -> None:

@@ -93,10 +93,12 @@ class Run:
         return slots
 
     def update(self, index, priority) -> None:
+        """``priority``: one per index, or one for all of them (a number or a one-element
+        sequence, passed as is)."""
         index = np.atleast_1d(np.asarray(index, dtype=np.int64))
-        priority = np.broadcast_to(np.asarray(priority, dtype=np.float64), index.shape)
-        self.buf.update_priority(index, priority)
-        self.model.update(index, priority)
+        priority = np.asarray(priority, dtype=np.float64)
+        self.buf.update_priority(index, priority if priority.ndim else priority.copy())
+        self.model.update(index, np.broadcast_to(priority, index.shape))
         self.log.append(f"update({_short(index)} <- {_short(priority)})")
 
     def set_alpha(self, alpha: float) -> float:
@@ -380,6 +382,181 @@ def test_small_batch_weights_are_normalised_by_the_buffer_minimum(prioritized_re
     assert escape < 1e-10, f"test design: a batch-max normaliser escapes with p = {escape:.3g}"
     for seed in range(14, 14 + SMALL_DRAWS):
         run.check_sample(SMALL_BATCH, seed=seed)
+
+
+# --------------------------------------------------------------- at real capacities
+
+# Every spec above builds at most 32 items; a real buffer holds 1e5 - 1e6, where a segment
+# tree has several levels below its root (the reference's tree gains a level past 1024 leaves
+# and another past 32 768; TorchRL's C++ trees have log2(N) levels). 3000 and 100 000 items
+# run those levels; 1e6 would add nothing but time (same number of levels as 1e5).
+CAPACITIES = [3000, 100_000]
+HEAVY, LIGHT_CELLS, LAW_DRAWS, LAW_SIZE = 64, 32, 20_000, 1e-4
+
+
+def _law_cells(run: Run, heavy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Cells for a goodness-of-fit test over many leaves: each heavy item its own cell, the
+    other stored items in ``LIGHT_CELLS`` runs of consecutive slots. Returns the cell of every
+    slot (-1 for empty slots) and the cells' probabilities under the model."""
+    m = run.model
+    cell = np.full(m.capacity, -1, dtype=np.int64)
+    stored = m.stored()
+    cell[stored] = HEAVY + (stored * LIGHT_CELLS) // m.capacity
+    cell[heavy] = np.arange(len(heavy))
+    law = np.bincount(cell[stored], weights=m.probabilities()[stored],
+                      minlength=HEAVY + LIGHT_CELLS)
+    return cell, law
+
+
+def _check_law(run: Run, heavy: np.ndarray, seed: int) -> None:
+    """``LAW_DRAWS`` draws (indices, items and weights checked), then Pearson's chi-square of
+    their cells against the model at size ``LAW_SIZE``."""
+    __tracebackhide__ = True
+    draw = run.check_sample(LAW_DRAWS, seed=seed)
+    cell, law = _law_cells(run, heavy)
+    counts = np.bincount(cell[np.asarray(draw.index)], minlength=len(law)).astype(np.float64)
+    fit = oracle.chi_square(counts, law, size=LAW_SIZE)
+    if fit.rejected:
+        worst = int(np.argmax((counts - LAW_DRAWS * law) ** 2 / np.maximum(law, 1e-300)))
+        where = f"heavy item {int(heavy[worst])}" if worst < len(heavy) else "a run of light items"
+        raise AssertionError(message(
+            f"sampling frequencies over {len(run.model)} items do not follow q_i / sum q "
+            f"(chi-square over {len(law)} cells, size {LAW_SIZE:g})",
+            params=run.params(draws=LAW_DRAWS, seed=seed),
+            expected=f"statistic <= {fit.critical:.4g} ({fit.dof} dof)",
+            actual=f"{fit.statistic:.4g} (p = {fit.p_value:.3g})",
+            detail=(f"worst cell: {where}, {int(counts[worst])} draws, expected "
+                    f"{LAW_DRAWS * law[worst]:.1f}"),
+            cause="the descent of a multi-level segment tree picks the wrong leaves",
+            link=PER_PAPER))
+
+
+@pytest.mark.parametrize("capacity", CAPACITIES, ids=lambda n: f"capacity={n}")
+def test_multi_level_trees_agree_with_the_model(prioritized_replay, capacity):
+    """A buffer of 3000 or 100 000 items, against the same brute-force model as above: 7/8 of
+    it filled (new items at the initial priority), every priority set at once (light ones in
+    [1/64, 1/4), 64 heavy ones in [40, 80) at seeded slots spread over the tree), then the
+    maximum lowered, a write that wraps around the ring over heavy items, a new minimum deep
+    in the tree and the old one raised; then a checkpoint restored into a new buffer and alpha
+    changed there (both rebuild every level). After each step: every tree value, the default
+    (the largest priority stored), and 20 000 draws (indices, items, weights and their law by
+    chi-square over 64 heavy cells and 32 runs of light ones). Slot numbers are seeded (13)."""
+    rng = np.random.default_rng(13)
+    run = Run(prioritized_replay, capacity=capacity)
+    run.extend(capacity - capacity // 8)
+    stored = run.model.stored()
+    heavy = np.sort(rng.choice(stored, HEAVY, replace=False))
+    priorities = grid(rng, len(stored), 1, 16)
+    priorities[heavy] = grid(rng, HEAVY, 40 * 64, 80 * 64)
+    run.update(stored, priorities)
+    run.check_tree()
+    run.check_default()
+    _check_law(run, heavy, seed=21)
+
+    top = int(heavy[np.argmax(run.model.priority[heavy])])
+    run.update([top], [0.125])  # the maximum, deep in the tree, goes light
+    run.check_default("default priority after lowering the maximum != largest stored")
+    slots = run.extend(capacity // 4)  # fills the empty tail, then wraps over slots 0, 1, ...
+    run.check_default()
+    run.update(slots, grid(rng, len(slots), 1, 16))  # the new items go light
+    run.check_default("default priority after lowering the maximum != largest stored")
+    run.check_tree()
+
+    old_min = int(np.nanargmin(run.model.priority))
+    low = int(rng.choice(np.setdiff1d(run.model.stored(), [old_min])))
+    run.update([low, old_min], [0.0, 1.0])  # a new minimum q = eps^alpha, the old one raised
+    run.check_tree()
+    heavy = heavy[run.model.priority[heavy] >= 40]
+    _check_law(run, heavy, seed=22)
+
+    # a checkpoint restored into a new buffer, then alpha changed: both rebuild every level
+    state, at_checkpoint = run.buf.state_dict(), run.model.copy()
+    restored = Run(prioritized_replay, capacity=capacity)
+    restored.buf.load_state_dict(state)
+    restored.model = at_checkpoint
+    restored.log.append("load_state_dict(checkpoint of the buffer above)")
+    restored.check_tree(what="tree values after load_state_dict != (p + eps)^alpha")
+    restored.check_default("default priority after load_state_dict != largest stored")
+    _check_law(restored, heavy, seed=23)
+    previous = restored.set_alpha(0.9)
+    restored.check_tree(previous_alpha=previous, link=PR_4014,
+                        what=f"tree values after alpha {previous} -> 0.9 != (p + eps)^alpha")
+    restored.check_default()
+    _check_law(restored, heavy, seed=24)
+
+
+# ------------------------------------------------------------------ edge inputs
+
+
+UPDATE_EDGES = {
+    # name: (index, priority, what it is)
+    "repeated-index": ([2, 5, 2], [9.0, 3.0, 0.5], "slot 2 twice: its last priority (0.5) wins"),
+    "repeated-max": ([3, 6, 3], [50.0, 2.0, 0.25],
+                     "50 set and replaced in the same call: it is not the maximum"),
+    "one-priority": ([1, 4, 6], 7.0, "one number for three indices"),
+    "one-priority-in-a-list": ([1, 4, 6], [7.0], "a one-element sequence for three indices"),
+}
+
+
+@pytest.mark.parametrize("case", list(UPDATE_EDGES))
+def test_update_priority_edge_inputs(prioritized_replay, case):
+    """``update_priority`` as training code calls it: a TD-error batch that names a slot twice
+    (sampling is with replacement, so a batch often does) sets it to the last priority given,
+    and the default is the largest priority stored after the call; one number for several
+    indices (or a one-element sequence: ``torch.tensor([p])``) sets them all. Tree, default, new items and draws are checked after it."""
+    index, priority, _ = UPDATE_EDGES[case]
+    run = _filled(prioritized_replay, 8, [1.0, 2.0, 4.0, 3.0, 6.0, 5.0, 0.5, 1.5])
+    run.update(index, priority)
+    run.check_tree(what=f"tree values after update_priority ({case}) != (p + eps)^alpha")
+    run.check_default(f"default priority after update_priority ({case}) != largest stored")
+    run.extend(1)
+    run.check_sample(256, seed=15)
+
+
+def test_beta_zero_gives_weights_of_one(prioritized_replay):
+    """beta = 0 (the start of the usual beta schedule, or no correction at all) is a valid
+    value: every importance weight is (q_i / min q)^0 = 1."""
+    run = _filled(prioritized_replay, 8, [1.0, 2.0, 4.0, 3.0, 6.0, 5.0, 0.5, 1.5], beta=0.0)
+    run.check_sample(64, seed=16)
+
+
+@pytest.mark.parametrize("name", ["alpha", "beta"])
+def test_a_negative_exponent_is_refused_naming_it(prioritized_replay, name):
+    """alpha < 0 would favour the items with the smallest TD errors, beta < 0 would amplify the
+    bias it is meant to correct: building a buffer with either fails at once, with an error
+    that names the parameter and the value given (not at the first sample, not silently)."""
+    kwargs = {"capacity": 8, "alpha": ALPHA, "beta": BETA, "eps": EPS, name: -0.5,
+              **device.keyword(prioritized_replay)}
+    try:
+        prioritized_replay.buffer(**kwargs)
+    except Exception as exc:  # noqa: BLE001 - any error type, its words are the spec
+        text = str(exc)
+        if name in text and "-0.5" in text:
+            return
+        raise AssertionError(message(
+            f"the error for {name} = -0.5 does not name the parameter and its value",
+            params=kwargs, expected=f"a message holding {name!r} and '-0.5'",
+            actual=f"{type(exc).__name__}: {text}")) from exc
+    raise AssertionError(message(f"a buffer was built with {name} = -0.5", params=kwargs,
+                                 expected="an error naming the parameter", actual="no error"))
+
+
+def test_checkpoint_carries_its_alpha(prioritized_replay):
+    """A checkpoint taken at alpha 0.6, loaded into a buffer built with alpha 0.9 (an annealed
+    run resumed with its initial arguments): the buffer is the checkpointed one, alpha
+    included. Its tree holds (p + eps)^0.6, new items are transformed with 0.6, draws and
+    weights follow 0.6."""
+    source = _filled(prioritized_replay, 8, [2.0, 10.0, 3.0, 1.0, 4.0, 5.0], alpha=0.6)
+    state = source.buf.state_dict()
+    target = _filled(prioritized_replay, 8, [40.0] * 8, alpha=0.9)
+    target.buf.load_state_dict(state)
+    target.model = source.model.copy()
+    target.log.append("load_state_dict(checkpoint taken at alpha 0.6)")
+    target.check_tree(what="tree values after loading a checkpoint of another alpha != "
+                      "(p + eps)^alpha of the checkpoint", previous_alpha=0.9)
+    target.extend(2)
+    target.check_tree()
+    target.check_sample(256, seed=17)
 
 
 # -------------------------------------------------------------- checkpoints, alpha, 2-D

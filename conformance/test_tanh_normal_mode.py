@@ -200,6 +200,23 @@ def test_unimodal_regime(tanh_normal_mode, dtype):
     check_modes(got, loc, scale, dtype=dtype, params={"dtype": _dtype_id(dtype)})
 
 
+# (mu, sigma) around the cusp sigma^2 = 1/2, mu = 0, where the two local maxima are born: the
+# log-density is flattest there (a quartic top), so a solver's starting point matters most
+S = 0.5 ** 0.5
+CUSP = [(1e-4, S), (-5e-4, S), (1e-3, S * (1 - 1e-3)), (-2e-4, S * (1 + 1e-3)),
+        (3e-4, 0.49 ** 0.5), (-1e-3, 0.51 ** 0.5), (1e-5, 0.52 ** 0.5), (5e-4, 0.5 ** 0.5 * 1.02)]
+
+
+@dtypes
+def test_near_the_cusp(tanh_normal_mode, dtype):
+    """Eight elements (a policy's small batch, whose mode some implementations compute on a
+    separate path) within 2 % of sigma^2 = 1/2 and |mu| <= 1e-3: the mode still within the
+    tolerance of the oracle's, or of the other maximum where the two tie."""
+    mu, sigma = np.array(CUSP).T
+    loc, scale, got = call_mode(tanh_normal_mode, mu, sigma, dtype=dtype)
+    check_modes(got, loc, scale, dtype=dtype, params={"dtype": _dtype_id(dtype), "near": "cusp"})
+
+
 @dtypes
 def test_bimodal_regime(tanh_normal_mode, dtype):
     """sigma^2 > 1/2 and small |mu|: two local maxima with different heights; the higher one

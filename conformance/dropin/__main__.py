@@ -27,13 +27,16 @@ TARGETS = [
 ]
 
 
+DEFAULT_OUT = str(ROOT / "reports" / "dropin.md")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m conformance.dropin", description=__doc__)
     parser.add_argument("path", help="a pytorch/rl checkout (its test/ directory is used)")
     parser.add_argument("--target", action="append", default=None,
                         help="a test file or node id relative to PATH (repeatable; default: "
                              + ", ".join(TARGETS) + ")")
-    parser.add_argument("--out", default=str(ROOT / "reports" / "dropin.md"),
+    parser.add_argument("--out", default=DEFAULT_OUT,
                         help="markdown report (junit files are written next to it)")
     parser.add_argument("--sequential", action="store_true",
                         help="run the two passes one after the other (default: side by side)")
@@ -66,8 +69,26 @@ def main(argv=None) -> int:
               "torchrl's version)", file=sys.stderr)
         return 2
     out = Path(args.out).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
+    narrowed = bool(args.pytest_args or args.target)
+    if narrowed and out == Path(DEFAULT_OUT).resolve():
+        # a narrowed run writes beside the full report, never over it
+        out = out.with_name("dropin-partial.md")
+        print(f"[dropin] PARTIAL RUN (targets or pytest arguments given): report {out}",
+              flush=True)
     junits = {name: out.with_name(f"{out.stem}-{name}.xml") for name in ("shipped", "swapped")}
+    from conformance.reporting import destination
+
+    try:  # before both runs: never a file of the project (README.md) or a foreign one
+        if out.suffix != ".md":
+            raise destination.DestinationError(f"--out {args.out}: must name a .md file")
+        destination.check_outputs([out], f"--out {args.out}", "dropin")
+        for junit in junits.values():
+            destination.check_kind(junit, "dropin", f"--out {args.out}")
+            destination.check_kind(junit.with_suffix(".log"), "dropin", f"--out {args.out}")
+    except (destination.DestinationError, OSError) as exc:
+        print(f"ERROR: {exc}", file=sys.stderr)
+        return 2
+    out.parent.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.setdefault("OMP_NUM_THREADS", "1")
@@ -91,6 +112,12 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 2
     shipped, swapped = read_junit(junits["shipped"]), read_junit(junits["swapped"])
+    if not shipped or not swapped or set(shipped) != set(swapped):
+        # -k nothing, a target that collects nothing, a run that stopped: no comparison at all
+        print(f"ERROR: no verdict: the shipped run ran {len(shipped)} test(s), the swapped run "
+              f"{len(swapped)}, {len(set(shipped) ^ set(swapped))} not in both; see "
+              f"{logs['shipped']}", file=sys.stderr)
+        return 2
     comparison = compare(shipped, swapped)
     suspects = [t for ids in comparison.broken.values() for t in ids]
     if suspects and args.reruns:

@@ -93,7 +93,7 @@ class ReplayModel:
     upper_priority: float | None = None
     row_width: int = 1
     # state
-    item: list = field(default_factory=list)  # item id per flat slot, None when empty
+    item: np.ndarray = field(default=None)  # item id per flat slot, -1 when empty
     priority: np.ndarray = field(default=None)  # raw priority per flat slot, nan when empty
     cursor: int = 0  # next row to write
     next_item: int = 0
@@ -105,7 +105,7 @@ class ReplayModel:
     def __post_init__(self):
         if self.capacity % self.row_width:
             raise ValueError("capacity must be a multiple of row_width")
-        self.item = [None] * self.capacity
+        self.item = np.full(self.capacity, -1, dtype=np.int64)
         self.priority = np.full(self.capacity, np.nan)
 
     # -------------------------------------------------------------------------------- layout
@@ -156,9 +156,8 @@ class ReplayModel:
                 self.priority[slots] == self.max_before_last_eviction):
             self.evicted_a_maximum = True
         default = self.default_priority(evicting=slots)
-        for s in slots:
-            self.item[s] = self.next_item
-            self.next_item += 1
+        self.item[slots] = np.arange(self.next_item, self.next_item + len(slots))
+        self.next_item += len(slots)
         self.priority[slots] = default
         self._seen(default)
         self.cursor = (self.cursor + rows) % self.rows
@@ -170,8 +169,9 @@ class ReplayModel:
         priority = np.broadcast_to(np.asarray(priority, dtype=np.float64), index.shape)
         if np.isnan(self.priority[index]).any():
             raise ValueError("update of an empty slot")
-        for i, p in zip(index, priority, strict=True):
-            self.priority[i] = p
+        # the last of repeated indices wins: keep each index's last position only
+        last = len(index) - 1 - np.unique(index[::-1], return_index=True)[1]
+        self.priority[index[last]] = priority[last]
         self._seen(float(priority.max()))
 
     def set_alpha(self, alpha: float) -> None:
@@ -203,8 +203,7 @@ class ReplayModel:
         return (q[np.asarray(index, dtype=np.int64)] / qmin) ** (-self.beta)
 
     def items_at(self, index) -> np.ndarray:
-        return np.array([self.item[i] if self.item[i] is not None else -1
-                         for i in np.asarray(index, dtype=np.int64)])
+        return self.item[np.asarray(index, dtype=np.int64)]
 
 
 # ------------------------------------------------------------------------------ diagnosis

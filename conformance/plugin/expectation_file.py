@@ -37,6 +37,8 @@ import pytest
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from conformance.plugin import pattern_budget
+
 FAIL = "fail"  #: a known failure: a strict expected failure
 UNTESTABLE = "untestable"  #: an expected "cannot be tested here"
 KIND_MARKER = {UNTESTABLE: "untestable:"}
@@ -81,7 +83,8 @@ class Entry:
         names = {c.__name__ for c in type(exc).__mro__}
         if self.raises and self.raises.rsplit(".", 1)[-1] not in names:
             return actual
-        if self.pattern and re.search(self.pattern, f"{type(exc).__name__}: {exc}") is None:
+        if self.pattern and pattern_budget.search(self.pattern,
+                                                  f"{type(exc).__name__}: {exc}") is None:
             return actual
         return None
 
@@ -197,9 +200,13 @@ def _check_failure(failure: str, kind: str, where: str) -> None:
     if pattern:
         try:
             re.compile(pattern)
+            pattern_budget.check(pattern)
         except re.error as exc:
             raise ExpectationsError(f"{where}: {shown(pattern)} is not a regular expression "
                                     f"({exc})") from None
+        except (pattern_budget.PatternTooCostly, RecursionError) as exc:
+            raise ExpectationsError(f"{where}: {shown(pattern)} could take unbounded time to "
+                                    f"match ({exc or 'nested too deeply'}); simplify it") from None
 
 
 def _one_line(text: str, limit: int = 300) -> str:

@@ -90,5 +90,5 @@ class ExpectationsPlugin:
             if entry is not None:
                 apply(item, entry)
         selections = staleness.selections_from_args(
-            config.args, Path(config.invocation_params.dir), config.rootpath)
+            config.args, Path(config.invocation_params.dir), self.rootpath)
         self.report_stale(staleness.stale(self.entries, collected, selections))

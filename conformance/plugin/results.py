@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import device
+from conformance import __version__, device
 from conformance import outcomes as O
 from conformance.files import replace_all
 from conformance.interface import Untestable
@@ -89,6 +89,12 @@ def classify(report, entry, skip_outcome: str | None, timed_out: str,
         outcome = skip_outcome or O.SKIPPED
         if outcome == O.UNTESTABLE:
             return {"outcome": outcome, "expected": kind == "untestable", "message": message}
+        if outcome == O.SKIPPED:
+            # a skip the suite did not declare (the implementation under test, or a plug-in,
+            # raised pytest's Skipped): the spec did not run, which is never a conformant result
+            return {"outcome": outcome, "expected": False,
+                    "message": f"{message}  [a skip the suite does not declare: the spec did "
+                               "not run]".strip()}
         return {"outcome": outcome, "expected": outcome not in O.UNEXPECTED, "message": message}
     stale = (f"  [listed as cannot be tested here ({entry.reason}), but it ran: remove the entry]"
              if kind == "untestable" else "")
@@ -153,6 +159,29 @@ class OutcomeRecorder:
                 del report.wasxfail
             report.conformance = {"outcome": O.ERROR, "expected": False, "message": leak,
                                   "overrides": True}
+
+
+def encodable(value):
+    """``value`` with every text UTF-8 encodable: a lone surrogate (``"\\ud800"``, from an
+    implementation's message) is written as its escape, instead of failing the write of every
+    row of the run."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {encodable(k): encodable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [encodable(v) for v in value]
+    return value
+
+
+def _complete_there(path: Path) -> bool:
+    """Whether ``path`` holds the results of a complete run (which a partial one never
+    replaces, even when named with --results)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh).get("partial", "?") is None
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return False
 
 
 def report_stem(results: Path) -> str:
@@ -228,6 +257,7 @@ class ResultsPlugin:
         # the first non-pass phase decides (a failing teardown after a pass is an error), but a
         # change of global state overrides anything (a known failure included)
         verdict = dict(verdict)
+        verdict["message"] = encodable(verdict.get("message", ""))
         overrides = verdict.pop("overrides", False)
         if row["outcome"] in (None, O.PASS) or overrides:
             row.update(verdict)
@@ -255,6 +285,14 @@ class ResultsPlugin:
         missing = [n for n in self.order if n not in self.rows or self.rows[n]["outcome"] is None]
         if missing and exitstatus != pytest.ExitCode.INTERRUPTED:
             reasons.append(f"{len(missing)} of {len(self.order)} collected test(s) did not run")
+        # what ran, against the committed manifest: ini files, PYTEST_ADDOPTS, conftest files
+        # and plug-ins can change what is collected, not which rows a complete run has
+        if not self.config.option.help:
+            short = completeness.rows_reason(list(self.rows.values()),
+                                             [s.id for s in self.selected],
+                                             device.label(device.current()))
+            if short:
+                reasons.append(short)
         return "; ".join(dict.fromkeys(reasons)) or None
 
     def _ordered_rows(self) -> list[dict]:
@@ -281,10 +319,11 @@ class ResultsPlugin:
         if not rows:
             return
         path = self.results_path
-        if self.partial_reason and not self.explicit_path:
+        if self.partial_reason and (not self.explicit_path or _complete_there(path)):
             path = path.parent / PARTIAL_DIR / path.name  # never replace the full report
         document = {
             "schema": SCHEMA,
+            "suite": __version__,  # the suite release (CHANGELOG.md)
             "started": self.started,
             "finished": time.time(),
             "exitstatus": int(exitstatus),
@@ -295,6 +334,7 @@ class ResultsPlugin:
             "device": device.describe(device.current()),
             "rows": rows,
         }
+        document = encodable(document)
         try:
             texts = {path: json.dumps(document, indent=1)}
             if self.build_report:

@@ -45,9 +45,17 @@ def timed_out_message(seconds: float) -> str:
     return f"timed out after {seconds:g} s"
 
 
+MAX_SECONDS = 86400.0  #: a day: longer is no limit, and a timer of 1e300 s overflows
+
+
 class Watchdog:
     def __init__(self, seconds: float, notes_dir: Path | None, worker: str,
                  on_kill: Callable[[str, str], None] | None = None):
+        # nan compares false with everything (no limit at all), inf and 1e300 overflow the
+        # timer: only a finite number of seconds up to a day, or 0 (no limit), is a limit
+        if not (seconds == 0 or 0 < seconds <= MAX_SECONDS):
+            raise pytest.UsageError(f"--spec-timeout {seconds:g}: a finite number of seconds "
+                                    f"between 0 (no limit) and {MAX_SECONDS:g}")
         self.seconds = seconds
         self.notes_dir = notes_dir
         self.worker = worker

@@ -35,8 +35,16 @@ def main(argv=None) -> int:
         return _error(str(exc))
     if args.out_dir.exists() and not args.out_dir.is_dir():
         return _error(f"-o {args.out_dir}: not a directory")
-    if not args.stem or "/" in args.stem:
+    if not args.stem or "/" in args.stem or args.stem in (".", ".."):
         return _error(f"--stem {args.stem!r}: a file name stem, without '/'")
+    from conformance.reporting import destination
+
+    try:  # before anything is built: never a file of the project or a foreign one
+        destination.check_outputs([args.out_dir / f"{args.stem}{suffix}"
+                                   for suffix in (".md", ".html", ".csv")], "-o/--stem",
+                                  "conformance")
+    except (destination.DestinationError, OSError) as exc:
+        return _error(str(exc))
     from conformance.reporting.matrix import write_reports  # pandas: only once inputs are good
 
     try:

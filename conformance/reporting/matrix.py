@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import html
 import json
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
 from packaging.version import InvalidVersion, Version
 
+from conformance import paths
 from conformance.areas import NUMBER
 from conformance.files import replace_all
 from conformance.outcomes import UNEXPECTED
@@ -61,6 +61,8 @@ def load_rows(paths: Iterable[Path | dict]) -> pd.DataFrame:
         frame["column"] = (frame["implementation"] + " " + frame["implementation_version"]
                            + frame["device"].map(column_suffix))
         frame["partial"] = doc.get("partial") or ""
+        if doc.get("suite"):  # results written before they named the suite's release have none
+            frame["suite"] = doc["suite"]
         if "expected" not in frame:  # results written before rows said so themselves
             frame["expected"] = ~frame["outcome"].isin(list(UNEXPECTED))
         frame["expected"] = [v is True or v == 1 for v in frame["expected"]]
@@ -118,7 +120,7 @@ def _untestable(rows: pd.DataFrame) -> list[str]:
     out = []
     bad = rows[rows["outcome"] == "untestable"]
     for (column, message), group in bad.groupby(["column", "message"], sort=False):
-        out.append(f"- {column}: {len(group)} spec(s) — {message.splitlines()[0][:300]}")
+        out.append(f"- {md(column)}: {len(group)} spec(s) — {md(message.splitlines()[0][:300])}")
     return out
 
 
@@ -128,16 +130,28 @@ def _not_applicable(rows: pd.DataFrame) -> list[str]:
     out = []
     na = rows[rows["outcome"] == "not applicable"]
     for (column, message), group in na.groupby(["column", "message"], sort=False):
-        out.append(f"- {column}: {len(group)} spec(s) — {message.splitlines()[0][:400]}")
+        out.append(f"- {md(column)}: {len(group)} spec(s) — {md(message.splitlines()[0][:400])}")
     return out
 
 
+def md(text) -> str:
+    """Text from a row as a Markdown cell or line: no raw HTML (the job summary renders it),
+    no table break (``|``), no code span, one line."""
+    text = html.escape(str(text), quote=False).replace("|", "\\|").replace("`", "\\`")
+    return " ".join(text.splitlines())
+
+
+def code(text) -> str:
+    """A node id as inline code: a backtick in it cannot end the span."""
+    return "`" + " ".join(str(text).replace("`", "'").splitlines()) + "`"
+
+
 def _markdown_table(frame: pd.DataFrame, index_name: str) -> str:
-    headers = [index_name, *map(str, frame.columns)]
+    headers = [index_name, *map(md, map(str, frame.columns))]
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     for index, row in frame.iterrows():
-        cells = [str(index).replace("|", "\\|")]
-        cells += [SYMBOL.get(v, "" if pd.isna(v) else str(v)) for v in row]
+        cells = [md(str(index))]
+        cells += [SYMBOL.get(v, "" if pd.isna(v) else md(str(v))) for v in row]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -147,7 +161,8 @@ def _failures(rows: pd.DataFrame) -> list[str]:
     out = []
     for _, r in bad.sort_values(["column", "nodeid"]).iterrows():
         first = (r["message"] or "").splitlines()[0][:300] if r["message"] else ""
-        out.append(f"- `{r['nodeid']}` ({r['column']}): **{r['outcome']}** — {first}")
+        out.append(f"- {code(r['nodeid'])} ({md(r['column'])}): **{md(r['outcome'])}** — "
+                   f"{md(first)}")
     return out
 
 
@@ -170,8 +185,8 @@ def _reproducers(rows: pd.DataFrame, out_dir: Path | None) -> list[str]:
             by_file.setdefault((name, r["column"]), []).append(r["nodeid"].split("::", 1)[1])
     out = []
     for (name, column), specs in sorted(by_file.items()):
-        target = BUGS / name
-        link = os.path.relpath(target, out_dir) if out_dir else str(target.relative_to(BUGS.parents[1]))
+        # relative in a checkout; from an installed wheel (no reports/ there), the suite's release
+        link = paths.link((BUGS / name).relative_to(paths.ROOT).as_posix(), out_dir)
         out.append(f"- [{name}]({link}) ({column}, {len(specs)}): " + ", ".join(f"`{s}`" for s in specs))
     return out
 
@@ -186,7 +201,7 @@ def verdict_line(rows: pd.DataFrame) -> str:
     )
     partial = sorted({p for p in rows["partial"] if p})
     if partial:
-        verdict = ("**PARTIAL RUN — not a conformance verdict** (" + "; ".join(partial) + "); "
+        verdict = ("**PARTIAL RUN — not a conformance verdict** (" + md("; ".join(partial)) + "); "
                    + verdict.removeprefix("**verdict: ").replace("**", "", 1))
     return verdict
 
@@ -216,6 +231,9 @@ def render_markdown(rows: pd.DataFrame, title: str = "TorchRL conformance",
         parts += ["### TorchRL's known failures: standalone reproducers to file upstream", "",
                   *reproducers, ""]
     parts += ["### Matrix (unexpected results first)", "", _markdown_table(matrix, "spec"), ""]
+    suites = _suites(rows)
+    if suites:
+        parts += [f"Suite: torchrl-conformance {suites} (its changes: CHANGELOG.md)", ""]
     return "\n".join(parts)
 
 
@@ -255,6 +273,13 @@ def _html_table(frame: pd.DataFrame, index_name: str, words: bool) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def _suites(rows: pd.DataFrame) -> str:
+    """The suite release(s) that wrote the rows, when their results say."""
+    if "suite" not in rows:
+        return ""
+    return ", ".join(sorted({str(s) for s in rows["suite"] if isinstance(s, str) and s}))
+
+
 def render_html(rows: pd.DataFrame, title: str = "TorchRL conformance") -> str:
     """The matrix as one HTML page: the verdict first, statuses as words (no emoji font needed)."""
     matrix = build_matrix(rows)
@@ -266,7 +291,8 @@ def render_html(rows: pd.DataFrame, title: str = "TorchRL conformance") -> str:
         f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         f"<style>{_HTML_STYLE}</style></head><body><h1>{html.escape(title)}</h1>"
         f"<p id='verdict' class='verdict{'' if good else ' bad'}'>{verdict_html}</p>"
-        f"{_html_table(counts, 'implementation', words=False)}<h2>Matrix (unexpected results first)</h2>"
+        + (f"<p>Suite: torchrl-conformance {html.escape(_suites(rows))}</p>" if _suites(rows) else "")
+        + f"{_html_table(counts, 'implementation', words=False)}<h2>Matrix (unexpected results first)</h2>"
         f"{_html_table(matrix, 'spec', words=True)}"
         f"<h2>Messages</h2><ul>"
         + "".join(

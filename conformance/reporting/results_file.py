@@ -15,6 +15,16 @@ ROW_FIELDS = ("nodeid", "area", "spec", "parameters", "implementation",
               "implementation_version", "outcome", "expected", "message")
 
 
+#: the type of each field a report reads (a row with a list for a message, or a number for an
+#: outcome, gave tracebacks deep in pandas)
+ROW_TYPES = {
+    "nodeid": (str,), "area": (str,), "spec": (str,), "parameters": (str,),
+    "implementation": (str,), "implementation_version": (str,), "outcome": (str,),
+    "expected": (bool, type(None)), "message": (str,), "duration": (int, float),
+    "reruns": (int,), "device": (str,), "partial": (str, type(None)),
+}
+
+
 class ResultsFileError(ValueError):
     """Why a file is not a usable results file, in one line that names it."""
 
@@ -37,6 +47,8 @@ def _load(path: Path):
     except json.JSONDecodeError as exc:
         raise ResultsFileError(f"{path}: not valid JSON ({exc.msg}: line {exc.lineno}, column "
                                f"{exc.colno}); truncated?") from None
+    except RecursionError:  # e.g. 200k nested arrays: no results file is nested so deep
+        raise ResultsFileError(f"{path}: JSON nested too deeply, not a results file") from None
 
 
 def read(path: Path) -> dict:
@@ -65,4 +77,10 @@ def read(path: Path) -> dict:
         missing = [name for name in ROW_FIELDS if name not in row]
         if missing:
             raise ResultsFileError(f"{path}: row {number} has no {', '.join(missing)}")
+        wrong = [name for name, types in ROW_TYPES.items()
+                 if name in row and (not isinstance(row[name], types)
+                                     or (isinstance(row[name], bool) and bool not in types))]
+        if wrong:
+            raise ResultsFileError(f"{path}: row {number}: {', '.join(wrong)} of the wrong type "
+                                   f"({', '.join(type(row[n]).__name__ for n in wrong)})")
     return document

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -117,6 +118,22 @@ def search(good: Step, commits: list[Commit], evaluate, log=print) -> tuple[Step
     return (good if lo < 0 else known[lo]), known[hi], steps
 
 
+def per_spec(rows: list[dict], nodeids: list[str], text: str) -> tuple[dict, dict]:
+    """(verdicts, messages) per test id: its outcome, judged against the expectations
+    (``" (unexpected)"`` when it is not what they say). One entry per id, never the set of a
+    prefix's outcomes: a new failure beside a known one ("fail,pass" both times) is a change."""
+    verdicts, messages = {}, {}
+    for nodeid in nodeids:
+        hit = [r for r in rows if r["nodeid"].startswith(nodeid)]
+        if not hit:
+            verdicts[nodeid], messages[nodeid] = "no result", text
+        for row in hit:
+            verdicts[row["nodeid"]] = row["outcome"] + ("" if row["expected"] else
+                                                        " (unexpected)")
+            messages[row["nodeid"]] = row["message"] or "passed"
+    return verdicts, messages
+
+
 def runner_evaluator(repo: str, nodeids: list[str], args):
     """Test one commit through the upstream runner's pipeline (check_source), specs only."""
     from conformance.upstream import runner
@@ -126,13 +143,7 @@ def runner_evaluator(repo: str, nodeids: list[str], args):
         args.pytest_args = list(nodeids)
         _, _, text, results, _ = runner.check_source(f"git:{repo}@{commit.sha}", args, set())
         rows = runner._rows(results)
-        verdicts, messages = {}, {}
-        for nodeid in nodeids:
-            hit = [r for r in rows if r["nodeid"].startswith(nodeid)]
-            verdicts[nodeid] = ",".join(sorted({r["outcome"] for r in hit})) or "no result"
-            messages[nodeid] = next((r["message"] for r in hit if r["message"]),
-                                    "passed" if hit else text)
-        return Step(commit, verdicts, messages, time.time() - started)
+        return Step(commit, *per_spec(rows, nodeids, text), time.time() - started)
 
     return evaluate
 
@@ -142,10 +153,12 @@ def answer(repo, before: Step, culprit: Step, steps: list[Step], seconds: float)
         "repo": repo,
         "culprit": {**asdict(culprit.commit), "pull_request": culprit.commit.pull_request},
         "before": asdict(before.commit),
-        "specs": {n: {"before": before.verdicts[n], "after": culprit.verdicts[n],
+        "specs": {n: {"before": before.verdicts.get(n, "absent"),
+                      "after": culprit.verdicts.get(n, "absent"),
                       "message_before": before.messages.get(n, ""),
                       "message_after": culprit.messages.get(n, "")}
-                  for n in culprit.verdicts},
+                  for n in dict.fromkeys([*before.verdicts, *culprit.verdicts])
+                  if before.verdicts.get(n) != culprit.verdicts.get(n)},
         "steps": [{"sha": s.commit.sha, "subject": s.commit.subject, "verdicts": s.verdicts,
                    "seconds": round(s.seconds, 1)} for s in steps],
         "seconds": round(seconds, 1),
@@ -170,7 +183,18 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     from conformance.upstream import runner
 
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.json is not None:  # checked before the bisect, not after an hour of it
+        folder = args.json.parent
+        if args.json.is_dir() or not folder.is_dir() or not os.access(folder, os.W_OK):
+            parser.error(f"--json {args.json}: not a file in a writable folder")
+        from conformance.reporting import destination
+
+        try:
+            destination.check_kind(args.json, "bisect", f"--json {args.json}")
+        except destination.DestinationError as exc:
+            parser.error(str(exc))
     # the runner's own option handling (--base checks), then its work folder
     run_args = runner.parse_args(["--work-dir", str(args.work_dir), "--reports-dir",
                                   str(args.work_dir / "bisect-reports"), "--only-this-run",

@@ -256,6 +256,9 @@ class Matrix:
         rows, stack = [], {}
         for path in files:
             doc = json.loads(path.read_text(encoding="utf-8"))
+            if doc.get("partial"):  # a narrowed or interrupted run is no column of the matrix
+                raise BugsError(f"{path} is a partial run ({str(doc['partial'])[:200]}): the bug "
+                                "reports are not rewritten from it")
             rows += [r for r in doc["rows"] if r["implementation"] == "torchrl"]
             if path.stem == PINNED:
                 stack = {"python": doc.get("python", "?"), **doc.get("stack", {})}
@@ -457,9 +460,19 @@ def _verdicts(path: Path) -> dict[str, str]:
         rows = json.loads(text)["rows"]
     except (ValueError, KeyError, TypeError):
         raise BugsError(f"{path}: not a results file of this suite") from None
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise BugsError(f"{path}: not a results file of this suite")
+    # a narrowed run (-k, a node id, an ini file that collects less) is no judge of a patch:
+    # completeness from the rows, against the committed manifest, as the gate decides it
+    from conformance.plugin.completeness import rows_reason
+
+    devices = {r.get("device", "cpu") for r in rows}
+    short = rows_reason(rows, ["torchrl"], next(iter(devices)) if len(devices) == 1 else "cpu")
+    if short:
+        raise BugsError(f"{path}: a partial run cannot verify a fix ({short})")
     return {r["nodeid"]: "pass" if r["outcome"] in PASSING else
             "fail" if r["outcome"] in FAILING else r["outcome"]
-            for r in rows if r["implementation"] == "torchrl"}
+            for r in rows if r.get("implementation") == "torchrl"}
 
 
 def verify(patched: Path, baseline: Path, slugs: list[str]) -> int:

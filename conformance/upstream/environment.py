@@ -9,6 +9,7 @@ order (``pairing.py``) and keeps the first with which ``import torchrl`` works.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -51,15 +52,17 @@ def base_python(torch: str, given: dict[str, str]) -> str:
 def install(source: Source, python: str, work: Path = WORK) -> Path:
     """The folder to put on PYTHONPATH, installed once: torchrl (unless the source is a checkout,
     which brings its own), the tensordict of its minor and the pinned helpers."""
-    # a checkout's dependencies depend on its version (and its pairing), not on its commit
-    deps = f"{source.version}-deps" + (f"-{safe(source.tensordict_pin)}"
-                                       if source.tensordict_pin else "")
-    target = work / (source.label if source.install else deps)
+    requirements = [*source.install, source.tensordict, *source.helpers]
+    # keyed by content, never by label: a wheel by its bytes' hash (a rebuilt
+    # torchrl-0.14.1+x.whl is not the cached 0.14.1), the rest by the exact requirements
+    target = work / f"{safe(source.label if source.install else source.version + '-deps')}-" \
+        f"{content_key(requirements)}"
     stamp = target / ".installed"
     if stamp.is_file():
         return target
+    if not target.resolve().is_relative_to(Path(work).resolve()):  # safe() makes this hold
+        raise SourceError(f"{target}: outside the work folder {work}")
     shutil.rmtree(target, ignore_errors=True)
-    requirements = [*source.install, source.tensordict, *source.helpers]
     proc = subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--progress-bar",
                            "off", "--target", str(target), *requirements],
                           capture_output=True, text=True)
@@ -67,6 +70,19 @@ def install(source: Source, python: str, work: Path = WORK) -> Path:
         raise SourceError(f"pip install {' '.join(requirements)} failed: {last_line(proc.stderr)}")
     stamp.write_text(" ".join(requirements))
     return target
+
+
+def content_key(requirements: list[str]) -> str:
+    """A short hash of what is installed: each wheel file by its content, the rest as written."""
+    digest = hashlib.sha256()
+    for requirement in requirements:
+        path = Path(requirement)
+        if requirement.endswith(".whl") and path.is_file():
+            digest.update(b"wheel:" + hashlib.sha256(path.read_bytes()).hexdigest().encode())
+        else:
+            digest.update(b"req:" + requirement.encode("utf-8", "surrogatepass"))
+        digest.update(b"\0")
+    return digest.hexdigest()[:16]
 
 
 def install_paired(source: Source, python: str, work: Path, log=print
@@ -88,7 +104,8 @@ def install_paired(source: Source, python: str, work: Path, log=print
         target = install(source, python, work)
         path = pythonpath(source, target)
         imported_from = source.path if source.kind in ("checkout", "git") else target
-        reason = import_problem(python, path, imported_from)
+        reason = import_problem(python, path, imported_from,
+                                source.version if source.kind in ("release", "wheel") else None)
         if not reason or candidate is None:
             return target, path, reason
         tried.append(f"{candidate.tensordict} left: {reason}")
@@ -102,13 +119,15 @@ def pythonpath(source: Source, target: Path | None) -> str:
     return os.pathsep.join([*parts, str(paths.ROOT)])
 
 
-def import_problem(python: str, path: str, expected: Path) -> str | None:
+def import_problem(python: str, path: str, expected: Path, version: str | None = None
+                   ) -> str | None:
     """Why the source does not import, or None. It must be the source's own torchrl that
-    imports, not one the base environment happens to have."""
+    imports, not one the base environment happens to have, and (``version``: a release or a
+    wheel) of the version its column is labelled with."""
     # the packages the adapters use, not only the top level: a tensordict that lets `import
     # torchrl` pass can still lack what torchrl.modules needs (list_to_stack, 2025-04)
     code = ("import torchrl, tensordict, torchrl.data, torchrl.modules, torchrl.objectives; "
-            "print(torchrl.__file__)")
+            "print(getattr(torchrl, '__version__', None)); print(torchrl.__file__)")
     try:
         proc = subprocess.run([python, "-c", code], capture_output=True, text=True,
                               env={**os.environ, "PYTHONPATH": path}, timeout=300)
@@ -119,4 +138,9 @@ def import_problem(python: str, path: str, expected: Path) -> str | None:
     loaded = Path(last_line(proc.stdout)).resolve()
     if not loaded.is_relative_to(expected.resolve()):
         return f"import torchrl loaded {loaded}, not the source under test ({expected})"
+    lines = proc.stdout.strip().splitlines()
+    imported = lines[-2].strip() if len(lines) >= 2 else "None"
+    if version and imported != "None" and imported.split("+")[0] != version:
+        return (f"import torchrl gave version {imported[:60]}, not {version}: its column would "
+                "be labelled with a version that was not tested")
     return None

@@ -191,21 +191,37 @@ def _run_json(python: str, args: list[str], env: dict, timeout: float) -> dict:
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+        _end_group(proc)
         raise RuntimeError(f"{args[0]} timed out after {timeout:.0f} s (a busy machine? raise "
                            f"${TIMEOUT_ENV})") from None
+    except BaseException:
+        # Ctrl-C (or any exit) of this process: the build runs in a session of its own, which
+        # the terminal's SIGINT does not reach; left alone it would go on compiling, orphaned,
+        # racing the next run in the same cache folder
+        _end_group(proc)
+        raise
     if proc.returncode:
         raise RuntimeError(_last_line(stdout + "\n" + stderr))
     return json.loads(stdout.strip().splitlines()[-1])
 
 
-def build_timeout() -> float:
-    """Seconds a build may take: 30-50 s on 2 idle cores; 30 min unless $TIMEOUT_ENV says."""
+def _end_group(proc: subprocess.Popen) -> None:
+    """Stop ``proc`` and every process of its group (the compilers it started)."""
     try:
-        return float(os.environ.get(TIMEOUT_ENV, "1800"))
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.communicate()
+
+
+def build_timeout() -> float:
+    """Seconds a build may take: 30-50 s on 2 idle cores; 30 min unless $TIMEOUT_ENV says
+    (a finite positive number: nan or inf would be no limit)."""
+    try:
+        value = float(os.environ.get(TIMEOUT_ENV, "1800"))
     except ValueError:
         return 1800.0
+    return value if 0 < value < 1e7 else 1800.0
 
 
 def _env(python: str, path: str) -> dict:

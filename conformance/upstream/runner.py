@@ -39,10 +39,10 @@ from pathlib import Path
 
 from conformance import history, outcomes, paths
 from conformance.cli import OneLineErrors
-from conformance.plugin.completeness import PARTIAL_EXIT
+from conformance.plugin.completeness import PARTIAL_EXIT, flag, rows_reason
 from conformance.reporting.results_file import ResultsFileError
 from conformance.reporting.results_file import read as read_results
-from conformance.upstream import extension, nightly, not_tested, replay_gate, report
+from conformance.upstream import extension, nightly, not_tested, passthrough, replay_gate, report
 
 # base_python and install are also used through this module by benchmarks/history.py
 from conformance.upstream.environment import (  # noqa: F401
@@ -60,6 +60,13 @@ REPORTS = paths.REPORTS
 RUNNER_PARTIAL_EXIT = 3  # a source's run was partial (--pytest-args narrowed it): never a verdict
 NIGHTLY_TORCHES = ["2.14.1"]  # tried after the --base ones: a base env is built on demand
 NIGHTLY_EXPECTATIONS = ROOT / "conformance" / "expectations" / "torchrl_nightly.txt"
+#: where a run that is not complete (partial, unresolved) writes: beside the stored columns,
+#: matrix and bug reports, never over them
+PARTIAL_FOLDER = "partial"
+PARTIAL_STEM = "upstream-partial"
+#: environment variables that would hand pytest arguments or plug-ins behind the runner's back
+PYTEST_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
+              "TORCHRL_CONFORMANCE_IMPL")
 
 
 def log(message: str) -> None:
@@ -71,11 +78,13 @@ def run_source(source: Source, label: str, python: str, path: str, expectations:
     """Run the suite on one installed source; pytest's exit code."""
     env = {**os.environ, "PYTHONPATH": path, "PYTHONHASHSEED": "0",
            "TORCHRL_CONFORMANCE_VERSION_LABEL": label}
-    env.pop("TORCHRL_CONFORMANCE_IMPL", None)
+    for name in PYTEST_ENV:
+        env.pop(name, None)
     # spec paths or node ids among the pytest arguments replace the whole suite (bisect)
     whole = [] if any(a.startswith("conformance/") for a in pytest_args) else ["conformance"]
     args = [python, "-m", "pytest", *whole, "--impl", "torchrl", "--results", str(results),
-            "--no-report", "-p", "no:cacheprovider", "-q", "--tb=no", "-rN", "--require-complete"]
+            "--no-report", "-p", "no:cacheprovider", "-q", "--tb=no", "-rN", "--require-complete",
+            "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(ROOT)]
     for file in expectations:
         args += ["--expectations", f"torchrl={file}"]
     if trees_problem:  # the replay specs say why the C++ trees are missing (extension.py)
@@ -90,16 +99,29 @@ def verdict(rows: list[dict], returncode: int | None) -> tuple[bool, str]:
         return False, "PARTIAL RUN: not a conformance verdict (see the pytest output above)"
     if not rows:
         return False, "NOT TESTED: the run left no results"
+    impls = sorted({str(r.get("implementation")) for r in rows})
+    if impls != ["torchrl"]:  # the column is torchrl's: rows of anything else are no verdict
+        return False, (f"NOT TESTED: the rows are of {', '.join(impls)}, not of the torchrl "
+                       "under test")
     missing = next((r for r in rows if r["outcome"] == outcomes.NOT_TESTED), None)
     if missing is not None:
         reason = (missing["message"] or "").splitlines()[0] if missing["message"] else ""
         return False, reason if reason.startswith("NOT TESTED") else f"NOT TESTED: {reason}"
+    short = complete_reason(rows)
+    if short:  # judged from what ran, whatever the arguments, ini files or plug-ins did
+        return False, f"PARTIAL RUN: not a conformance verdict ({short})"
     unexpected = sum(1 for r in rows if r["expected"] is not True)
     if unexpected:
         return False, f"{unexpected} unexpected result(s)"
     if returncode not in (0, None):
         return False, f"pytest exited with code {returncode}"
     return True, "conformant to expectations"
+
+
+def complete_reason(rows: list[dict]) -> str | None:
+    """Why a source's rows are not a complete run (None: they are), from the rows alone."""
+    devices = sorted({str(r.get("device", "cpu")) for r in rows})
+    return rows_reason(rows, ["torchrl"], devices[0] if len(devices) == 1 else "cpu")
 
 
 def counts(rows: list[dict]) -> str:
@@ -167,6 +189,10 @@ def parse_args(argv=None) -> argparse.Namespace:
         args.pytest_args = shlex.split(args.pytest_args)
     except ValueError as exc:
         parser.error(f"--pytest-args {args.pytest_args!r}: {exc}")
+    try:
+        passthrough.check(args.pytest_args, ROOT)
+    except passthrough.PassThroughError as exc:
+        parser.error(str(exc))
     given = {}
     for item in args.base:
         torch, sep, python = item.partition("=")
@@ -181,7 +207,25 @@ def parse_args(argv=None) -> argparse.Namespace:
             parser.error(f"--expectations {file}: no such file")
     if args.reports_dir.exists() and not args.reports_dir.is_dir():
         parser.error(f"--reports-dir {args.reports_dir}: not a directory")
+    from conformance.reporting import destination
+
+    try:  # checked before anything is installed: never a file of the project or a foreign one
+        destination.check_outputs([args.reports_dir / f"{stem}{suffix}"
+                                   for stem in ("upstream", PARTIAL_STEM)
+                                   for suffix in (".md", ".html", ".csv")],
+                                  f"--reports-dir {args.reports_dir}", "upstream")
+    except (destination.DestinationError, OSError) as exc:
+        parser.error(str(exc))
     return args
+
+
+def default_expectations(source: Source) -> list[str]:
+    """A nightly's file; for a git ref, its release's file when there is one, else the
+    nightly's; none for the rest (pytest picks a release's own file by its version)."""
+    if source.kind == "git":
+        own = ROOT / "conformance" / "expectations" / f"torchrl-{source.version}.txt"
+        return [str(own if own.is_file() else NIGHTLY_EXPECTATIONS)]
+    return [str(NIGHTLY_EXPECTATIONS)] if source.kind == "nightly" else []
 
 
 def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, Path, dict]:
@@ -198,7 +242,8 @@ def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, 
         number += 1
         label = f"{base}.{number}"
     taken.add(label)
-    results = args.reports_dir / "upstream" / f"{label}.json"
+    # written beside the stored column first: it replaces it only once it is complete
+    results = args.reports_dir / "upstream" / PARTIAL_FOLDER / f"{label}.json"
     results.unlink(missing_ok=True)  # never judge a source by an earlier run's results
     record = {"label": label, "argument": argument, "kind": source.kind if source else "unknown",
               "torch": source.torch if source else None,
@@ -225,12 +270,19 @@ def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, 
         except (SourceError, subprocess.SubprocessError, OSError, ValueError) as exc:
             reason = reason or f"install failed: {exc}"
     if reason:
+        results.parent.mkdir(parents=True, exist_ok=True)
         not_tested.write(results, label, reason, args.pytest_args)
         passed, text = verdict(_rows(results), None)
-        return label, passed, text, results, record
+        # a source that could not be installed or imported (offline, say) never hides a
+        # column that was tested: its NOT TESTED column then stays beside it
+        stored = results.parent.parent / results.name
+        complete = (source is not None and not complete_reason(_rows(results))
+                    and not any(r["outcome"] != outcomes.NOT_TESTED for r in _rows(stored)))
+        return label, passed, text, _promote(results, complete), record
     t_tests = time.time()
-    expectations = args.expectations or (
-        [str(NIGHTLY_EXPECTATIONS)] if source.kind == "nightly" else [])
+    # a git ref of main is judged like a nightly (bisect and the watch compare verdicts against
+    # the expectations, not raw outcomes)
+    expectations = args.expectations or default_expectations(source)
     returncode = run_source(source, label, python, path, expectations, args.pytest_args,
                             results, trees.problem if trees else None)
     record["tests_s"] = time.time() - t_tests
@@ -240,7 +292,17 @@ def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, 
                          "results (see its output above)", args.pytest_args)
         rows = _rows(results)
     passed, text = verdict(rows, returncode)
-    return label, passed, text, results, record
+    complete = returncode != PARTIAL_EXIT and not complete_reason(rows)
+    return label, passed, text, _promote(results, complete), record
+
+
+def _promote(results: Path, complete: bool) -> Path:
+    """A complete run's results take the stored column's place; any other stays beside it."""
+    if not complete or not results.is_file():
+        return results
+    final = results.parent.parent / results.name
+    os.replace(results, final)
+    return final
 
 
 def earlier_results(reports_dir: Path, this_run: list[Path]) -> list[tuple[Path, dict]]:
@@ -284,14 +346,25 @@ def main(argv=None) -> int:
         if results.is_file():
             result_files.append(results)
             records.append(report.write_record(results, record))
-            if not text.startswith(("PARTIAL", "NOT TESTED")):  # complete runs only
+            # complete runs only: a source whose results went to upstream/partial/ is not one
+            if (results.parent.name != PARTIAL_FOLDER
+                    and not text.startswith(("PARTIAL", "NOT TESTED"))):
                 history.record_quietly(results, record, args.reports_dir / "history", log)
     disk = report.disk_lines([args.work_dir, *sorted(args.work_dir.parent.glob("_upstream-base-torch*")),
                               *(Path(p).parent.parent for p in args.base.values())])
     for line in filter(None, disk):
         log(line.lstrip("- "))
     this_run = list(table)
-    earlier = [] if args.only_this_run else earlier_results(args.reports_dir, result_files)
+    # a run with any source partial or unresolved is not complete: its matrix goes beside the
+    # stored one (upstream-partial.*), and neither the matrix nor the bug reports are touched
+    complete_run = bool(result_files) and all(p.parent.name != PARTIAL_FOLDER
+                                              for p in result_files)
+    stem = "upstream" if complete_run else PARTIAL_STEM
+    if not complete_run:
+        log(f"not a complete run: the matrix goes to {stem}.* beside the stored one, results to "
+            f"upstream/{PARTIAL_FOLDER}/; stored columns, matrix and bug reports are kept")
+    earlier = [] if args.only_this_run or not complete_run else earlier_results(
+        args.reports_dir, result_files)
     for path, record in earlier:
         log(f"earlier run kept in the matrix: torchrl {path.stem} ({record.get('status', '?')}, "
             f"run {record['run']})")
@@ -306,21 +379,25 @@ def main(argv=None) -> int:
         pairs = sorted(zip(result_files, records, strict=True), key=lambda p: version_key(p[0].stem))
         result_files, records = [p[0] for p in pairs], [p[1] for p in pairs]
     if result_files:
-        from conformance.reporting.matrix import write_reports
+        from conformance.reporting.matrix import md, write_reports
 
         preface = ["| source | verdict | outcomes |", "|---|---|---|",
-                   *(f"| torchrl {label} | {text.replace('|', '/')} | {summary} |"
+                   *(f"| torchrl {md(label)} | {md(text.replace('|', '/'))} | {md(summary)} |"
                      for label, text, summary in table), "",
                    *report.preface(result_files, [json.loads(p.read_text()) for p in records],
                                    extra=disk)]
-        for path in write_reports(result_files, args.reports_dir, stem="upstream",
-                                  title="TorchRL conformance by release", preface=preface):
+        title = "TorchRL conformance by release" + ("" if complete_run else " (PARTIAL RUN)")
+        for path in write_reports(result_files, args.reports_dir, stem=stem, title=title,
+                                  preface=preface):
             log(f"wrote {path}")
-        _refresh_bug_reports(args.reports_dir)
+        if complete_run:
+            _refresh_bug_reports(args.reports_dir)
     log(f"total wall time {time.time() - started:.0f} s")
     for label, text, _ in this_run:
         if not text.startswith("conformant"):
             print(f"torchrl {label}: {text}", file=sys.stderr)
+        if text.startswith("PARTIAL RUN"):  # for .ci/gate.sh, through nox (see completeness)
+            flag(f"torchrl {label}: {text}")
     if any(text.startswith("PARTIAL RUN") for _, text, _ in this_run):
         return RUNNER_PARTIAL_EXIT
     return 1 if failed else 0

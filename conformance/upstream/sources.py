@@ -22,8 +22,12 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conformance.upstream.text import safe
+
 RELEASE = re.compile(r"^\d+\.\d+\.\d+$")
-WHEEL = re.compile(r"torchrl-(\d+\.\d+\.\d+)[^-]*-.*\.whl$")
+WHEEL = re.compile(r"torchrl-((\d+\.\d+\.\d+)[^-]*)-.*\.whl$")
+#: what a checkout's version.txt may say (a label is made of it: no path separators, no '..')
+CHECKOUT_VERSION = re.compile(r"^\d+\.\d+(?:\.\d+)?(?:[a-zA-Z0-9+_-]|\.(?!\.))*$")
 NIGHTLY = re.compile(r"^nightly(?::(\d{4}\.\d{1,2}\.\d{1,2}))?$")
 NIGHTLY_WHEEL = re.compile(r"^torchrl_nightly-(\d{4}\.\d{1,2}\.\d{1,2})-[^/]*\.whl$")
 
@@ -72,18 +76,27 @@ class Source:
     extras: list[str] | None = None
     pairing: list[str] = field(default_factory=list)  # why each pin was chosen
     date: str | None = None  # a git commit's committer date, YYYY.M.D (the date rule)
+    #: a wheel's whole version (``0.14.1+mybuild``): its column is never the release's
+    full_version: str | None = None
 
     @property
     def label(self) -> str:
+        # every part made safe: a label names files (no separator, no '..', resolved or not)
+        return re.sub(r"\.{2,}", "_", self._label()).strip(".") or "source"
+
+    def _label(self) -> str:
         """The column (and results file) name: a git ref by its commit, so two refs of one
         version, or a ref before and after it moved, never share one."""
-        if self.kind in ("release", "wheel"):
-            return self.version
+        version = safe(self.version or "unknown")
+        if self.kind == "release":
+            return version
+        if self.kind == "wheel":
+            return safe(self.full_version or self.version)
         if self.kind == "nightly":
-            return f"nightly-{self.version or 'unresolved'}"
+            return f"nightly-{version if self.version else 'unresolved'}"
         if self.kind == "git" and self.commit:
-            return f"{self.version}+git.{self.commit[:7]}"
-        return f"{self.version}+{self.kind}"
+            return f"{version}+git.{safe(self.commit[:7])}"
+        return f"{version}+{self.kind}"
 
     @property
     def tensordict(self) -> str:
@@ -109,7 +122,7 @@ def _checkout_version(path: Path) -> str:
         # without this, `import torchrl` would silently find the base environment's torchrl
         raise SourceError(f"{path} has no torchrl/__init__.py: is it a pytorch/rl checkout?")
     version = version_file.read_text(encoding="utf-8", errors="replace").strip()
-    if not re.match(r"^\d+\.\d+", version):
+    if not CHECKOUT_VERSION.match(version) or len(version) > 64:
         raise SourceError(f"{version_file} says {version[:40]!r}, not a version such as 0.14.0")
     return version
 
@@ -170,7 +183,8 @@ def _parse(argument: str) -> Source:
         if not path.is_file():
             raise SourceError(f"no such wheel file: {argument}")
         _check_wheel(path, argument)
-        return Source(argument, "wheel", match.group(1), [str(path.resolve())])
+        return Source(argument, "wheel", match.group(2), [str(path.resolve())],
+                      full_version=match.group(1))
     if path.is_dir():
         return Source(argument, "checkout", _checkout_version(path), path=path.resolve())
     raise SourceError(

@@ -28,9 +28,12 @@ TITLE = "### Timeline of known upstream bugs (computed from the matrix)"
 
 def version_key(label: str) -> tuple:
     """0.5.0 < 0.12.0 < 0.14.0+git; labels that are not versions keep their place at the end."""
+    nightly = re.fullmatch(r"nightly-(\d+)\.(\d+)\.(\d+)(.*)", label)
+    if nightly:  # by date, as numbers: nightly-2027.9.30 before nightly-2027.10.1
+        return (1, tuple(int(nightly.group(i)) for i in (1, 2, 3)), nightly.group(4))
     match = re.match(r"(\d+(?:\.\d+)*)(.*)$", label)
     if not match:
-        return (1, (), label)
+        return (2, (), label)
     numbers = tuple(int(p) for p in match.group(1).split("."))
     return (0, numbers, match.group(2))
 

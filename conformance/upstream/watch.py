@@ -17,18 +17,47 @@ Kept apart from the workflow so that it is tested without network (tests/upstrea
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 from conformance.cli import OneLineErrors
 
+NIGHTLY_LABEL = re.compile(r"nightly-\d{4}\.\d{1,2}\.\d{1,2}", re.ASCII)
+
+
+def date_of(label: str) -> datetime.date:
+    """``nightly-2026.10.27`` -> that date; ValueError for anything else, an impossible date
+    (``nightly-2026.13.45``) included. Dates are compared as dates, never as strings."""
+    if not NIGHTLY_LABEL.fullmatch(label):
+        raise ValueError(f"{label!r} is not nightly-YYYY.MM.DD")
+    y, m, d = (int(p) for p in label.removeprefix("nightly-").split("."))
+    return datetime.date(y, m, d)
+
 
 def day_of(label: str) -> str:
     """``nightly-2026.10.27`` -> ``2026-10-27``."""
-    y, m, d = (int(p) for p in label.removeprefix("nightly-").split("."))
-    return f"{y:04d}-{m:02d}-{d:02d}"
+    return date_of(label).isoformat()
+
+
+def valid_state(state) -> dict:
+    """The carried state, checked: ``{}`` or ``{"last_green": {"label": nightly-DATE, "commit":
+    40-hex sha or null}}``; ValueError (one line) otherwise."""
+    if not isinstance(state, dict) or set(state) - {"last_green"}:
+        raise ValueError("not a watch state ({'last_green': {'label': ..., 'commit': ...}})")
+    last = state.get("last_green")
+    if last is None:
+        return {}
+    if not isinstance(last, dict) or set(last) != {"label", "commit"}:
+        raise ValueError("last_green is not {'label': ..., 'commit': ...}")
+    date_of(str(last["label"]))
+    if last["commit"] is not None and not (isinstance(last["commit"], str)
+                                           and re.fullmatch(r"[0-9a-f]{40}", last["commit"])):
+        raise ValueError(f"last_green commit {str(last['commit'])[:60]!r} is not a commit sha")
+    return state
 
 
 def commit_of_day(repo: str, day: str, branch: str = "HEAD") -> str | None:
@@ -42,6 +71,9 @@ def decide(state: dict, label: str, passed: bool, commit: str | None) -> dict:
     """The action and the next state; pure, so that it is tested on its own."""
     last = state.get("last_green")
     if passed:
+        if last and date_of(last["label"]) > date_of(label):  # an older nightly, run again
+            return {"action": "none", "reason": f"{label} is conformant (older than the last "
+                    f"green {last['label']}, which stays)", "state": state}
         return {"action": "none", "reason": f"{label} is conformant",
                 "state": {"last_green": {"label": label, "commit": commit}}}
     if not last:
@@ -71,7 +103,8 @@ def main(argv=None) -> int:
         parser.error(f"--label {args.label!r}: expected nightly-YYYY.MM.DD")
     try:
         state = json.loads(args.state.read_text()) if args.state.is_file() else {}
-    except (OSError, ValueError) as exc:
+        state = valid_state(state)
+    except (OSError, ValueError, RecursionError) as exc:
         parser.error(f"--state {args.state}: {exc}")
     result = decide(state, args.label, args.passed == "true", commit_of_day(args.repo, day))
     args.state.parent.mkdir(parents=True, exist_ok=True)

@@ -142,6 +142,9 @@ class _Area:
             self.documented_design = documented_design
 
     def buffer(self, *, capacity, alpha, beta, eps, upper_priority=None, row_width=1):
+        for name, value in (("alpha", alpha), ("beta", beta)):
+            if value < 0:
+                raise ValueError(f"{name} must be >= 0, got {name}={value}")
         return _Buffer(self.bug, capacity=capacity, alpha=alpha, beta=beta, eps=eps,
                        upper_priority=upper_priority, row_width=row_width)
 

@@ -19,7 +19,7 @@ QUICK = [PPO, "--impl", "reference", "-k", "counterexample"]
 
 @pytest.mark.slow
 @pytest.mark.parametrize("target, message", [
-    ("README.json", "README.md exists and is not a results file or report of this suite"),
+    ("README.json", "README.md is a file of the project, not a conformance report"),
     ("pyproject.json", None),  # no sibling of that name: fine
     ("/proc/x.json", "cannot write in /proc"),
     ("/sys/x.json", "cannot write in /sys"),

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conformance.upstream import runner
+from conformance.upstream import runner, sources
+from conformance.upstream.environment import content_key
 from tests.conftest import ROOT
 
 GATE = ROOT / ".ci" / "gate.sh"
@@ -51,13 +52,19 @@ def _gate(tmp_path, *, real_upstream=False, **env):
                 f'--work-dir {tmp_path / "work"} "$@"' if real_upstream else "exit 0")
     (fake / "python").write_text(
         "#!/usr/bin/env bash\n"
+        # the gate's own checks (pass-through arguments, GATE_REPORTS) run for real
+        f'if [[ "$1" == -m && "$2" == conformance.* ]]; then exec {sys.executable} "$@"; fi\n'
         f'printf "%q " "$@" >> {log}; echo >> {log}\n'
+        f'echo "${{PYTEST_ADDOPTS-unset}} ${{PYTEST_PLUGINS-unset}}" >> {tmp_path / "env.txt"}\n'
         'if [[ "$1 $2 $3 $4 $5" == "-m nox -s upstream --" ]]; then shift 5; '
         f'{upstream}; fi\n'
         "exit 0\n")
     (fake / "python").chmod(0o755)
-    (tmp_path / "work" / "0.14.1-deps").mkdir(parents=True, exist_ok=True)
-    (tmp_path / "work" / "0.14.1-deps" / ".installed").write_text("")
+    # the checkout's dependencies, as if installed (keyed by content: the requirements)
+    deps = sources.Source("caller", "checkout", "0.14.1")
+    cached = tmp_path / "work" / f"0.14.1-deps-{content_key([deps.tensordict, *deps.helpers])}"
+    cached.mkdir(parents=True, exist_ok=True)
+    (cached / ".installed").write_text("")
     full = {**os.environ, "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}", "PIP_NO_INDEX": "1",
             "PYTHONPATH": str(ROOT), "CALLER_DIR": str(tmp_path / "caller"),
             "GATE_REPORTS": str(tmp_path / "out"), "TORCHRL_REF": "my-branch", "IMPL": "torchrl",
@@ -155,3 +162,56 @@ def test_the_workflow_checks_out_release_tags_and_publishes_only_this_runs_repor
                        for s in steps if s.get("if") == "always()")
     assert "reports/gate/" in publish and "reports/upstream.md" not in publish.replace(
         "reports/gate/upstream.md", "")
+
+
+@pytest.mark.parametrize("pytest_args", [
+    "--impl reference", "--impl=reference", "--results reports/upstream.json",
+    "-p no:conformance-results", "-pno:conformance-isolation", "-qp no:x",
+    "-o python_files=test_ppo_value_clipping.py", "-o python_functions=test_baselines*",
+    "-c other.ini --rootdir .", "--confcutdir=/", "--noconftest", "--override-ini=x=y",
+    "--expectations none", "--device cpu", "--spec-timeout 0", "tests/", "/tmp",
+    "conformance/../tests"])
+def test_arguments_the_gate_owns_are_refused_in_one_line_before_anything_runs(tmp_path,
+                                                                             pytest_args):
+    """As tried: PYTEST_ARGS="--impl reference" labelled 257 reference rows 'torchrl 0.14.1',
+    conformant, exit 0; -o python_files=..., -c other.ini --rootdir . ran 15 of 257 specs."""
+    _caller(tmp_path, "")
+    proc, calls = _gate(tmp_path, TORCHRL_REF="0.14.1", PYTEST_ARGS=pytest_args)
+    assert proc.returncode == 2 and calls == [], proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("gate.sh: PYTEST_ARGS: "), line
+
+
+@pytest.mark.parametrize("folder", ["reports", ".", "..", "conformance", "reports/upstream",
+                                    "caller"])
+def test_gate_reports_must_be_a_folder_of_the_gates_own(tmp_path, folder):
+    """As tried: GATE_REPORTS=reports deleted the committed reports/."""
+    _caller(tmp_path, "")
+    (tmp_path / "caller" / "keep.txt").write_text("the caller's")
+    where = str(tmp_path / "caller") if folder == "caller" else folder
+    proc, calls = _gate(tmp_path, TORCHRL_REF="0.14.1", GATE_REPORTS=where)
+    assert proc.returncode == 2 and calls == [], proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("gate.sh: GATE_REPORTS="), line
+    assert (ROOT / "reports" / "upstream.md").is_file()
+    assert (tmp_path / "caller" / "keep.txt").is_file()
+
+
+def test_a_gate_folder_of_its_own_is_emptied_and_reused(tmp_path):
+    _caller(tmp_path, "")
+    for _ in range(2):  # the second run finds the gate's mark and may empty it
+        proc, calls = _gate(tmp_path, TORCHRL_REF="0.14.1")
+        assert proc.returncode == 0, proc.stderr
+        (tmp_path / "out" / "stale.json").write_text("{}")
+    assert (tmp_path / "out" / ".gate-reports").is_file()
+
+
+def test_pytest_options_from_the_environment_never_reach_the_runs(tmp_path):
+    """As tried: `pytest conformance --require-complete` with -o python_files=... in
+    PYTEST_ADDOPTS ran 15 of 257 specs and exited 0."""
+    _caller(tmp_path, "")
+    proc, calls = _gate(tmp_path, TORCHRL_REF="0.14.1", IMPL="torchrl,reference",
+                        PYTEST_ADDOPTS="--impl reference -o python_files=test_ppo.py",
+                        PYTEST_PLUGINS="evil")
+    assert proc.returncode == 0 and len(calls) == 2, proc.stderr
+    assert (tmp_path / "env.txt").read_text().splitlines() == ["unset unset"] * 2

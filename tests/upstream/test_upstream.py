@@ -8,8 +8,10 @@ import zipfile
 
 import pytest
 
+from conformance import manifest
 from conformance.plugin import expectations as exp
 from conformance.upstream import draft_expectations, git_source, runner, sources
+from conformance.upstream.environment import content_key
 from tests.conftest import ROOT
 
 
@@ -71,8 +73,7 @@ def test_folders_and_wheels_that_are_not_what_they_claim_are_named(tmp_path):
 def _runner(tmp_path, *argv, env=None):
     """python -m conformance.upstream.runner as the nox session calls it, without network."""
     work = tmp_path / "work"
-    (work / "0.14.1-deps").mkdir(parents=True, exist_ok=True)  # a checkout's deps, already
-    (work / "0.14.1-deps" / ".installed").write_text("")        # installed: no pip, no network
+    _installed_deps(work)  # a checkout's deps, already installed: no pip, no network
     full = {**os.environ, "PYTHONPATH": str(ROOT), "PIP_NO_INDEX": "1", **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "conformance.upstream.runner", "--base", f"2.14.1={sys.executable}",
@@ -80,8 +81,22 @@ def _runner(tmp_path, *argv, env=None):
         cwd=ROOT, env=full, capture_output=True, text=True, timeout=900)
 
 
+def _installed_deps(work):
+    """The 0.14.1 checkout's dependencies, as if installed (the folder is keyed by content)."""
+    deps = sources.Source("x", "checkout", "0.14.1")
+    folder = work / f"0.14.1-deps-{content_key([deps.tensordict, *deps.helpers])}"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / ".installed").write_text("")
+
+
 def _results(tmp_path, label):
-    return json.loads((tmp_path / "reports" / "upstream" / f"{label}.json").read_text())["rows"]
+    """A source's rows: its column, or beside it (upstream/partial/) for a run that is not
+    complete (narrowed, unresolved)."""
+    folder = tmp_path / "reports" / "upstream"
+    path = folder / f"{label}.json"
+    if not path.is_file():
+        path = folder / runner.PARTIAL_FOLDER / f"{label}.json"
+    return json.loads(path.read_text())["rows"]
 
 
 @pytest.mark.slow
@@ -109,7 +124,9 @@ def test_unresolvable_and_uninstallable_sources_are_not_tested_columns_and_fail(
             "conformance/test_ppo_value_clipping.py::test_negative_clip_value_is_rejected[torchrl]",
             "not tested", False)]
         assert rows[0]["message"].startswith("NOT TESTED: ")
-    md = (tmp_path / "reports" / "upstream.md").read_text()
+    # narrowed and unresolved: the matrix goes beside the stored one
+    assert not (tmp_path / "reports" / "upstream.md").exists()
+    md = (tmp_path / "reports" / "upstream-partial.md").read_text()
     assert "conformant" not in md and "| torchrl unresolved-notrl | NOT TESTED: cannot resolve" in md
 
 
@@ -122,13 +139,13 @@ def test_broken_checkout_fails_the_gate_with_a_one_line_reason(tmp_path):
     # `python -m nox -s upstream -- ARGS` runs the runner exactly as the nox session does
     (fake / "python").write_text(
         "#!/usr/bin/env bash\n"
+        f'if [[ "$1" == -m && "$2" == conformance.* ]]; then exec {sys.executable} "$@"; fi\n'
         '[[ "$1 $2 $3 $4 $5" == "-m nox -s upstream --" ]] || exit 99\n'
         f'shift 5; exec {sys.executable} -m conformance.upstream.runner '
         f'--base 2.14.1={sys.executable} --work-dir {tmp_path / "work"} '
         f'--reports-dir {tmp_path / "reports"} "$@"\n')
     (fake / "python").chmod(0o755)
-    (tmp_path / "work" / "0.14.1-deps").mkdir(parents=True)
-    (tmp_path / "work" / "0.14.1-deps" / ".installed").write_text("")
+    _installed_deps(tmp_path / "work")
     env = {**os.environ, "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}", "PIP_NO_INDEX": "1",
            "PYTHONPATH": str(ROOT), "CALLER_DIR": str(caller), "TORCHRL_REF": "my-branch",
            "IMPL": "torchrl", "EXPECTATIONS_FILE": "", "PYTEST_ARGS": "-k 'ppo and negative'",
@@ -202,18 +219,50 @@ def test_pytest_args_are_split_like_a_shell_and_bad_arguments_are_one_line_error
         assert error.startswith("nox -s upstream --: error: "), error
 
 
-def _row(outcome, expected):
-    return {"outcome": outcome, "expected": expected, "message": f"{outcome}: why\nmore"}
+def _row(outcome, expected, spec=None):
+    spec = spec or sorted(manifest.spec_ids())[0]
+    return {"outcome": outcome, "expected": expected, "message": f"{outcome}: why\nmore",
+            "implementation": "torchrl", "device": "cpu",
+            "nodeid": spec.replace("[", "[torchrl-", 1) if "[" in spec else f"{spec}[torchrl]"}
+
+
+def _complete(*last):
+    """One passing row per spec of the manifest, the last ones replaced by ``last``."""
+    specs = sorted(manifest.spec_ids())
+    rows = [_row("pass", True, spec) for spec in specs]
+    for number, (outcome, expected) in enumerate(last, 1):
+        rows[-number] = _row(outcome, expected, specs[-number])
+    return rows
 
 
 def test_verdict_reads_expected_and_the_exit_code_never_outcome_names():
-    assert runner.verdict([_row("pass", True), _row("known failure", True)], 0) == (
+    assert runner.verdict(_complete(("known failure", True)), 0) == (
         True, "conformant to expectations")
-    assert runner.verdict([_row("pass", True), _row("something new", False)], 0) == (
+    assert runner.verdict(_complete(("something new", False)), 0) == (
         False, "1 unexpected result(s)")
-    assert runner.verdict([_row("pass", True)], 4) == (False, "pytest exited with code 4")
+    assert runner.verdict(_complete(), 4) == (False, "pytest exited with code 4")
     assert runner.verdict([], 0) == (False, "NOT TESTED: the run left no results")
     assert runner.verdict([_row("not tested", False)], None) == (False, "NOT TESTED: not tested: why")
+
+
+def test_verdict_of_rows_short_of_the_manifest_is_partial_whatever_the_exit_code():
+    """As tried: -o python_files=..., -c other.ini, a conftest's collect_ignore_glob or a
+    plug-in that slices the items ran 15 of 257 specs and exited 0: the rows say partial."""
+    passed, text = runner.verdict(_complete()[:15], 0)
+    assert not passed and text.startswith("PARTIAL RUN: not a conformance verdict ("), text
+    assert f"{len(manifest.spec_ids()) - 15} of {len(manifest.spec_ids())} specs have no " \
+        "torchrl row" in text
+
+
+def test_verdict_of_rows_of_another_implementation_is_no_verdict():
+    """As tried: --impl reference through --pytest-args labelled 257 reference rows torchrl."""
+    rows = [{**r, "implementation": "reference",
+             "nodeid": r["nodeid"].replace("[torchrl", "[reference")} for r in _complete()]
+    passed, text = runner.verdict(rows, 0)
+    assert (passed, text) == (False, "NOT TESTED: the rows are of reference, not of the torchrl "
+                                     "under test")
+    passed, text = runner.verdict(_complete() + rows[:1], 0)
+    assert not passed and "reference" in text
 
 
 def _results_file(tmp_path, version, *rows):

@@ -196,7 +196,10 @@ class _Buffer:
 
     def extend(self, rows: int) -> np.ndarray:
         n = rows * self.row_width
-        items = torch.arange(self.next_item, self.next_item + n)
+        # the items go where the storage is, as every input of a run goes to its device:
+        # TorchRL's LazyTensorStorage(device="cuda") does not move what it is given (a CPU tensor
+        # raises "Expected all tensors to be on the same device", seen on an H200)
+        items = self._placed(torch.arange(self.next_item, self.next_item + n))
         self.next_item += n
         data = items if self.row_width == 1 else items.reshape(rows, self.row_width)
         with quiet():
@@ -268,11 +271,11 @@ class _SliceBuffer(_Buffer):
     def extend(self, rows: int) -> np.ndarray:
         from tensordict import TensorDict
 
-        items = torch.arange(self.next_item, self.next_item + rows)
+        items = self._placed(torch.arange(self.next_item, self.next_item + rows))  # see _Buffer
         self.next_item += rows
         with quiet():
             return self._flat(self.rb.extend(TensorDict(
-                {"item": items, "traj": items // self.traj_len}, [rows])))
+                {"item": items, "traj": items // self.traj_len}, [rows], device=items.device)))
 
     def sample(self, batch_size: int, generator: torch.Generator) -> PrioritizedDraw:
         self.rb.set_rng(generator)

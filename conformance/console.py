@@ -1,0 +1,106 @@
+"""``torchrl-conformance``: check the TorchRL installed here, from any folder.
+
+    torchrl-conformance                          # the installed torchrl, its shipped expectations
+    torchrl-conformance --impl mypkg.mod:IMPL    # a third-party implementation
+    torchrl-conformance --report-dir out -- -k ppo
+
+It runs ``pytest --pyargs conformance`` in this process with the suite's plug-in, writes
+``results.json`` and ``conformance.{md,html,csv}`` to ``--report-dir`` (default ``./reports``;
+a narrowed run's to ``./reports/partial``, beside a complete one) and exits with pytest's code (0: conformant to the expectations). Everything it can check before
+the specs start (torchrl importable, the folder writable, expectations shipped for the installed
+version) is checked first, and a problem is one line with exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from pathlib import Path
+
+from conformance import __version__
+from conformance.cli import OneLineErrors
+
+PLUGIN = "conformance.pytest_plugin"
+DEFAULT_DIR = Path("reports")  # the plug-in's default for an installed run: under the folder
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineErrors(
+        prog="torchrl-conformance", description=__doc__.split("\n\n", 1)[0],
+        epilog="Arguments after -- go to pytest (-k EXPR, -x, ...); a narrowed run's report "
+               "says PARTIAL RUN.")
+    parser.add_argument("--impl", default="torchrl",
+                        help="what to check: torchrl (default), reference, or pkg.module:OBJECT")
+    parser.add_argument("--report-dir", type=Path, default=None, metavar="DIR",
+                        help="where results.json and conformance.{md,html,csv} go (default: "
+                             "./reports, a narrowed run's in ./reports/partial)")
+    parser.add_argument("--expectations", action="append", default=[], metavar="[IMPL=]FILE",
+                        help="a known-failures file instead of the shipped one; 'none': no "
+                             "expectations (repeatable)")
+    parser.add_argument("--device", default=None, help="cpu (default), cuda or cuda:N")
+    parser.add_argument("--workers", type=int, default=0, metavar="N",
+                        help="pytest-xdist worker processes (default 0: one process)")
+    parser.add_argument("--version", action="version", version=f"torchrl-conformance {__version__}")
+    parser.add_argument("pytest_args", nargs=argparse.REMAINDER,
+                        help="after --: more pytest arguments")
+    return parser
+
+
+def preflight(args) -> str | None:
+    """The first problem a run would meet before its first spec, as one line (None: none)."""
+    from conformance import shipped
+    from conformance.reporting import destination
+    from conformance.versions import module_version
+
+    names = [n.strip() for n in args.impl.split(",") if n.strip()]
+    if "torchrl" in names:
+        if importlib.util.find_spec("torchrl") is None:
+            return (f"torchrl is not installed in this environment ({sys.executable}); install "
+                    "it, or check another implementation with --impl pkg.module:OBJECT")
+        version = module_version("torchrl")
+        if not args.expectations and shipped.shipped_file("torchrl", version) is None:
+            return (f"torchrl {version}: no shipped expectations for this version (shipped: "
+                    f"{', '.join(shipped.shipped_versions('torchrl'))}, nightly); give "
+                    "--expectations FILE, or --expectations none to count every failure")
+    try:
+        destination.check((args.report_dir or DEFAULT_DIR) / "results.json", "conformance",
+                          option="--report-dir")
+    except destination.DestinationError as exc:
+        return str(exc)
+    return None
+
+
+def pytest_command(args) -> list[str]:
+    # -p: the plug-in in every process (pytest-xdist workers too), with or without the entry
+    # point; this module has imported the package already, so pytest cannot rewrite its asserts
+    command = ["--pyargs", "conformance", "-p", PLUGIN, "-p", "no:cacheprovider",
+               "-W", "ignore:Module already imported so cannot be rewritten; conformance:"
+                     "pytest.PytestAssertRewriteWarning", "--impl", args.impl]
+    if args.report_dir is not None:
+        command += ["--results", str(args.report_dir / "results.json")]
+    for value in args.expectations:
+        command += ["--expectations", value]
+    if args.device:
+        command += ["--device", args.device]
+    if args.workers:
+        command += ["--numprocesses", str(args.workers)]
+    extra = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
+    return command + extra
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    problem = preflight(args)
+    if problem:
+        parser.exit(2, f"torchrl-conformance: error: {problem}\n")
+    # pytest would cache rewritten spec modules next to them, in site-packages: not from here
+    sys.dont_write_bytecode = True
+    import pytest
+
+    return int(pytest.main(pytest_command(args)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""The reference sampler's edge-input mutants (tests/mutants/prioritized_replay_edges.py) each
+fail the §5 edge-input spec that names their input; the same construction without an edit
+passes them all. One suite run covers them."""
+
+import pytest
+
+from tests.conftest import run_suite
+from tests.mutants.prioritized_replay_edges import MUTANTS
+
+pytestmark = pytest.mark.slow
+
+SPEC = "conformance/test_prioritized_replay.py"
+SELECT = "edge_inputs or beta_zero or carries_its_alpha or negative_exponent"
+MODULE = "tests.mutants.prioritized_replay_edges"
+
+# mutant -> (words of its failure, the specs (node id tails) that must fail with them)
+CASES = {
+    "FIRST_OF_REPEATS": ("after update_priority (repeated-", [
+        "test_update_priority_edge_inputs[FIRST_OF_REPEATS-repeated-index]",
+        "test_update_priority_edge_inputs[FIRST_OF_REPEATS-repeated-max]"]),
+    "SCALAR_PRIORITY_NOT_BROADCAST": ("Number of indices", [
+        "test_update_priority_edge_inputs[SCALAR_PRIORITY_NOT_BROADCAST-one-priority-in-a-list]"]),
+    "BETA_ZERO_REFUSED": ("beta must be greater or equal to 0", [
+        "test_beta_zero_gives_weights_of_one[BETA_ZERO_REFUSED]"]),
+    "LOAD_KEEPS_OWN_ALPHA": ("tree value of the new item", [
+        "test_checkpoint_carries_its_alpha[LOAD_KEEPS_OWN_ALPHA]"]),
+    "REFUSAL_NAMES_NOTHING": ("does not name the parameter", [
+        "test_a_negative_exponent_is_refused_naming_it[REFUSAL_NAMES_NOTHING-beta]"]),
+}
+
+
+@pytest.fixture(scope="module")
+def suite_run(tmp_path_factory):
+    return run_suite(tmp_path_factory.mktemp("edges"), SPEC, "-k", SELECT, "--impl",
+                     ",".join(f"{MODULE}:{name}" for name in [*CASES, "UNMUTATED"]))
+
+
+def test_every_mutant_has_a_case():
+    assert set(CASES) == set(MUTANTS)
+
+
+@pytest.mark.parametrize("mutant", list(CASES))
+def test_mutant_fails_the_edge_spec(suite_run, mutant):
+    words, specs = CASES[mutant]
+    assert suite_run.results is not None, suite_run.output[-3000:]
+    failing = {r["nodeid"].split("::", 1)[-1]: r["message"]
+               for r in suite_run.rows(implementation=mutant, outcome="fail")}
+    missing = [s for s in specs if words not in failing.get(s, "")]
+    assert not missing, f"{mutant}: not failing with {words!r}: {missing}; failures: {failing}"
+
+
+def test_the_unmutated_construction_passes(suite_run):
+    rows = suite_run.rows(implementation="UNMUTATED")
+    assert len(rows) == 8 and all(r["outcome"] == "pass" for r in rows), [
+        (r["nodeid"], r["outcome"], r["message"][:300]) for r in rows]
