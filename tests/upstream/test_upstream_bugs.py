@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance import manifest
 from conformance.upstream import bugs
 from conformance.versions import installed_version
 
@@ -144,8 +145,26 @@ def test_report_links_torchrl_known_failures_to_their_reproducer(tmp_path):
     assert section.count("- [") == len(bugs.DEFECTS)
 
 
+def _with_newer_specs(doc: dict) -> dict:
+    """The pinned column was run before the specs the manifest added since (issue #31's, until
+    the matrix is re-run): a passing torchrl row for each, so that ``--verify``'s rule is tried on
+    a run its completeness check accepts; the defect's own specs are all in the column."""
+    rows = [r for r in doc["rows"] if r["implementation"] == "torchrl"]
+    have = {manifest.spec_id(r["nodeid"], "torchrl") for r in rows}
+    for spec in sorted(manifest.spec_ids() - have):
+        path, _, name = spec.partition("::")
+        test, bracket, params = name.partition("[")
+        nodeid = f"{path}::{test}[torchrl" + (f"-{params}" if bracket else "]")
+        doc["rows"].append({**rows[0], "nodeid": nodeid, "spec": test,
+                            "area": Path(path).stem.removeprefix("test_"),
+                            "parameters": params.removesuffix("]"), "outcome": "pass",
+                            "expected": True, "message": ""})
+    return doc
+
+
 def _results_with(tmp_path, name, changes: dict[str, str]) -> Path:
-    doc = json.loads((bugs.RESULTS / f"{bugs.PINNED}.json").read_text(encoding="utf-8"))
+    doc = _with_newer_specs(
+        json.loads((bugs.RESULTS / f"{bugs.PINNED}.json").read_text(encoding="utf-8")))
     for row in doc["rows"]:
         row["outcome"] = changes.get(row["nodeid"], row["outcome"])
     path = tmp_path / f"{name}.json"
