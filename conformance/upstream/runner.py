@@ -273,12 +273,11 @@ def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, 
         results.parent.mkdir(parents=True, exist_ok=True)
         not_tested.write(results, label, reason, args.pytest_args)
         passed, text = verdict(_rows(results), None)
-        # a source that could not be installed or imported (offline, say) never hides a
-        # column that was tested: its NOT TESTED column then stays beside it
-        stored = results.parent.parent / results.name
-        complete = (source is not None and not complete_reason(_rows(results))
-                    and not any(r["outcome"] != outcomes.NOT_TESTED for r in _rows(stored)))
-        return label, passed, text, _promote(results, complete), record
+        # nothing ran: never a column of the matrix. It stays beside the stored columns (it
+        # never hides one that was tested, offline say), and the run writes upstream-partial.*,
+        # so neither the matrix nor the bug reports take a verdict from what did not run (a
+        # checkout whose torchrl does not import, run with --only-this-run, replaced both)
+        return label, passed, text, results, record
     t_tests = time.time()
     # a git ref of main is judged like a nightly (bisect and the watch compare verdicts against
     # the expectations, not raw outcomes)

@@ -544,6 +544,27 @@ def test_a_source_that_cannot_be_installed_never_hides_a_tested_column(tmp_path,
     assert results.parent.name == runner.PARTIAL_FOLDER and stored.read_text() == text
 
 
+def test_a_source_that_does_not_import_is_never_a_column(tmp_path, monkeypatch):
+    """Found as an attacker: `nox -s upstream -- CHECKOUT --only-this-run` on a checkout whose
+    torchrl does not import, with no stored column of its label, became a column, and the run
+    replaced the committed matrix and the bug reports with a NOT TESTED one."""
+    reports = tmp_path / "reports"
+
+    def broken(*args, **kwargs):
+        return None, "", "import torchrl failed: ImportError: this torchrl does not import"
+
+    monkeypatch.setattr(runner, "base_python", lambda torch, given: PY)
+    monkeypatch.setattr(runner, "install_paired", broken)
+    monkeypatch.setattr(runner.not_tested, "collect_ids", lambda args: [
+        s.replace("[", "[reference-", 1) if "[" in s else f"{s}[reference]" for s in SPECS])
+    args = runner.parse_args(["0.14.1", "--only-this-run", "--reports-dir", str(reports),
+                              "--work-dir", str(tmp_path / "work")])
+    label, passed, verdict, results, _ = runner.check_source("0.14.1", args, set())
+    assert not passed and verdict.startswith("NOT TESTED: import torchrl failed"), verdict
+    assert results.parent.name == runner.PARTIAL_FOLDER
+    assert not (reports / "upstream" / "0.14.1.json").exists()
+
+
 def test_a_skip_the_suite_does_not_declare_is_unexpected():
     """Found as an attacker: a TorchRL whose API raises pytest's Skipped ("not today") made
     every spec it touches 'skipped', an expected outcome: a green gate on nothing tested."""
