@@ -67,10 +67,13 @@ def stage(area: str) -> Path:
         if target.exists():
             shutil.rmtree(target)
         shutil.copytree(ROOT / name, target, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy2(ROOT / "pyproject.toml", where / "pyproject.toml")
+    # pyproject.toml and noxfile.py make the copy a checkout (conformance.paths.CHECKOUT), so
+    # the specs' reports go to its own reports/ as in the working tree
+    for name in ("pyproject.toml", "noxfile.py"):
+        shutil.copy2(ROOT / name, where / name)
     lines = ["[mutmut]", "source_paths=impls", "only_mutate="]
     lines += [f"    {path}" for path in AREAS[area]]
-    lines += ["also_copy=conformance", "pytest_add_cli_args_test_selection="]
+    lines += ["also_copy=", "    conformance", "    noxfile.py", "pytest_add_cli_args_test_selection="]
     lines += [f"    {spec}" for spec in specs_of(area)]
     lines += ["pytest_add_cli_args=", "    --impl", "    reference", "    -p",
               "    no:cacheprovider", "    -n", "    0", "    --spec-timeout",
