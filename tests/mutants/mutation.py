@@ -12,7 +12,7 @@ Each area runs in its own staging copy of the project (``.nox/mutation/<area>``:
 nothing of the working tree changes and an interrupted run resumes where it stopped (mutmut keeps
 its results in the staging copy while the sources are unchanged).
 
-Every surviving or unreached mutant is looked up in ``tests/mutants/mutation_classified.json``
+Every surviving or unreached mutant is looked up in ``tests/mutants/classified/<area>.json``
 (key: file, function and the edit itself, not mutmut's running number, so that the key survives
 edits elsewhere in the file): *equivalent* (with the probe, a committed self-test that shows no
 observable difference) or *outside* (with the reason). ``reports/mutation.md`` and ``.json`` list
@@ -44,7 +44,17 @@ AREAS = {
                            "impls/replay_checkpoint.py", "impls/prioritized_buffers.py"],
 }
 STAGE = ROOT / ".nox" / "mutation"
-CLASSIFIED = Path(__file__).with_name("mutation_classified.json")
+#: the classifications, one file per area (``classified/<area>.json``) so that work on one area
+#: never conflicts with another's
+CLASSIFIED = Path(__file__).with_name("classified")
+
+
+def classified() -> dict:
+    """Every area's classifications, in one mapping (keys name their file, so they never clash)."""
+    out: dict = {}
+    for path in sorted(CLASSIFIED.glob("*.json")):
+        out.update(json.loads(path.read_text()))
+    return out
 REPORT_MD, REPORT_JSON = ROOT / "reports" / "mutation.md", ROOT / "reports" / "mutation.json"
 SPEC_TIMEOUT = 60  # seconds per spec under a mutant (a mutant that loops is killed by it)
 
@@ -193,11 +203,11 @@ def summary(rows: list[dict]) -> dict:
 
 
 def write_report(areas: list[str], seconds: dict[str, float]) -> dict:
-    classified = json.loads(CLASSIFIED.read_text()) if CLASSIFIED.exists() else {}
+    table = classified()
     report = {"tool": _mutmut_version(), "areas": {}}
     for area in AREAS:
         rows = results_of(area)
-        classify(rows, classified)
+        classify(rows, table)
         counts = summary(rows)
         # listed: what no spec caught (killed and not-run mutants are counted only); the edit
         # is kept unless the whole function is classified

@@ -1,6 +1,6 @@
 """A fixed, seeded sample of mutmut's mutants of ``impls/`` (the ones ``nox -s mutation`` runs
 in full): each must fail a spec of its area on ``--impl reference``, or be classified in
-``tests/mutants/mutation_classified.json`` (equivalent, with its probe; or outside the
+``tests/mutants/classified/`` (equivalent, with its probe; or outside the
 interface, with the reason). A new survivor fails this test, naming the edit.
 
 mutmut generates the mutants of every file of ``impls/`` into a staging copy (its trampolines
@@ -65,7 +65,7 @@ def the_sample(where) -> list[tuple[str, str]]:
 
 
 def test_sampled_mutants_are_killed_or_classified(staged):
-    classified = json.loads(mutation.CLASSIFIED.read_text())
+    classified = mutation.classified()
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONPATH", "TORCHRL_CONFORMANCE_IMPL", "PYTEST_XDIST_WORKER")}
     env.update(PYTHONHASHSEED="0", OMP_NUM_THREADS="1")
@@ -86,6 +86,6 @@ def test_sampled_mutants_are_killed_or_classified(staged):
             unexplained.append(f"{key} ({area}) survives its area's specs:\n"
                                f"{mutation.edit_of(diff)}")
     assert not unexplained, (
-        "mutants that no spec kills and tests/mutants/mutation_classified.json does not "
+        "mutants that no spec kills and tests/mutants/classified/ does not "
         "classify (write a spec that kills it, or classify it with a probe or a reason):\n"
         + "\n".join(unexplained) + "\nsample: " + "; ".join(seen))
