@@ -64,8 +64,10 @@ KILLED, SURVIVED, NOT_REACHED, TIMEOUT, NOT_RUN = ("killed", "survived", "not re
 
 
 def specs_of(area: str) -> list[str]:
-    """The area's spec files: the seed bug's first (it holds the most specs that fail fast)."""
-    return [f"conformance/test_{area}.py", f"conformance/test_{area}_family.py"]
+    """The area's spec files (``conformance/test_<area>*.py``): the seed bug's first (it holds
+    the most specs that fail fast), then the others by name."""
+    others = sorted(p.name for p in (ROOT / "conformance").glob(f"test_{area}_*.py"))
+    return [f"conformance/test_{area}.py"] + [f"conformance/{name}" for name in others]
 
 
 def stage(area: str) -> Path:
