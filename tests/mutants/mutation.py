@@ -70,9 +70,10 @@ def specs_of(area: str) -> list[str]:
     return [f"conformance/test_{area}.py"] + [f"conformance/{name}" for name in others]
 
 
-def stage(area: str) -> Path:
-    """A staging copy for ``area`` (refreshed from the working tree; mutmut's results kept)."""
-    where = STAGE / area
+def stage(area: str, root: Path = STAGE) -> Path:
+    """A staging copy for ``area`` under ``root`` (refreshed from the working tree; mutmut's
+    results kept)."""
+    where = root / area
     where.mkdir(parents=True, exist_ok=True)
     for name in ("impls", "conformance"):
         target = where / name
@@ -151,9 +152,9 @@ def diffs(source: str, path: str, mutants) -> dict[str, str]:
     return out
 
 
-def results_of(area: str) -> list[dict]:
-    """Every mutant of ``area`` with its status, key and diff, from the staging copy."""
-    where = STAGE / area
+def results_of(area: str, root: Path = STAGE) -> list[dict]:
+    """Every mutant of ``area`` with its status, key and diff, from its staging copy."""
+    where = root / area
     rows = []
     for path in AREAS[area]:
         meta = where / "mutants" / (path + ".meta")

@@ -23,20 +23,11 @@ import pytest
 
 from conformance.paths import ROOT
 from tests.mutants import mutation
+from tests.mutants.mutation_sample import GENERATE
 
 pytestmark = pytest.mark.slow
 
 SEED, SIZE = 31, 8
-GENERATE = """
-import os
-from mutmut.mutation.trampoline import set_mutant_under_test
-from mutmut.__main__ import (copy_also_copy_files, copy_src_dir, create_mutants,
-                             setup_source_paths, store_lines_covered_by_tests)
-os.makedirs("mutants", exist_ok=True)
-set_mutant_under_test("mutant_generation")
-copy_src_dir(); copy_also_copy_files(); setup_source_paths(); store_lines_covered_by_tests()
-create_mutants(1)
-"""
 
 
 @pytest.fixture(scope="module")
