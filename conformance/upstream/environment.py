@@ -126,8 +126,15 @@ def import_problem(python: str, path: str, expected: Path, version: str | None =
     wheel) of the version its column is labelled with."""
     # the packages the adapters use, not only the top level: a tensordict that lets `import
     # torchrl` pass can still lack what torchrl.modules needs (list_to_stack, 2025-04)
+    # the version: torchrl.__version__, unless the wheel lacks its version.py (0.10.1's does:
+    # __version__ falls back to "0.0.0+unknown"); then the installed metadata's, found where
+    # the source was installed, decides
     code = ("import torchrl, tensordict, torchrl.data, torchrl.modules, torchrl.objectives; "
-            "print(getattr(torchrl, '__version__', None)); print(torchrl.__file__)")
+            "from importlib import metadata; "
+            "v = getattr(torchrl, '__version__', None); "
+            "d = None if v and not v.startswith('0.0.0') else next(iter("
+            "metadata.distributions(name='torchrl', path=[" + repr(str(expected)) + "])), None); "
+            "print(d.version if d is not None else v); print(torchrl.__file__)")
     try:
         proc = subprocess.run([python, "-c", code], capture_output=True, text=True,
                               env={**os.environ, "PYTHONPATH": path}, timeout=300)

@@ -490,6 +490,24 @@ def test_the_column_is_the_version_that_imported(tmp_path):
                                                                             "0.14.1")
 
 
+def test_a_wheel_without_its_version_module_is_labelled_by_its_metadata(tmp_path):
+    """As found: torchrl 0.10.1's wheel has no version.py, so its ``__version__`` falls back to
+    "0.0.0+unknown"; the metadata installed beside it says 0.10.1, and only that decides."""
+    package = tmp_path / "torchrl"
+    for sub in ("", "data", "modules", "objectives"):
+        (package / sub).mkdir(parents=True, exist_ok=True)
+        (package / sub / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("__version__ = '0.0.0+unknown'\n")
+    (tmp_path / "torchrl-0.10.1.dist-info").mkdir()
+    (tmp_path / "torchrl-0.10.1.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: torchrl\nVersion: 0.10.1\n")
+    (tmp_path / "tensordict.py").write_text("")
+    path = os.pathsep.join([str(tmp_path), str(ROOT)])
+    assert environment.import_problem(PY, path, tmp_path, "0.10.1") is None
+    assert "gave version 0.10.1, not 0.11.1" in environment.import_problem(PY, path, tmp_path,
+                                                                             "0.11.1")
+
+
 def test_bug_reports_are_never_rewritten_from_a_partial_column(tmp_path, capsys):
     """As tried: a partial nightly run rewrote 13 committed bug reports."""
     results = tmp_path / "upstream"
