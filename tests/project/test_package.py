@@ -387,3 +387,20 @@ def test_a_checkout_beside_the_installed_wheel(installed, tmp_path):
         assert proc.returncode == 4 and len(lines) == 1, proc.stdout[-2000:] + proc.stderr
         assert lines[0].startswith(f"ERROR: {ROOT} is a checkout of torchrl-conformance, but "
                                    "Python imports the installed one")
+
+
+@pytest.mark.slow
+def test_a_host_project_embeds_the_installed_specs(installed, tmp_path):
+    """conformance.embed from the wheel (no checkout on the path): the host project's outcomes
+    of tests/project/test_embed.py, and site-packages untouched."""
+    from tests.project import test_embed
+
+    python, site, _ = installed
+    before = _tree_hash(site)
+    project = test_embed.make_project(tmp_path / "project")
+    code, output = test_embed.run_host(project, str(python), pythonpath=[str(project)])
+    test_embed.check_host_run(code, output)
+    where = _run([python, "-c", "import conformance.embed as e; print(e.__file__)"], project,
+                 PYTHONPATH=str(project))
+    assert where.stdout.strip() == str(site / "conformance" / "embed.py")  # the wheel's copy
+    assert _tree_hash(site) == before
