@@ -166,7 +166,7 @@ def _selected(request, embedding: Embedding) -> list[str]:
         spec = getattr(getattr(item, "callspec", None), "params", {}).get("spec")
         if isinstance(spec, Spec) and spec.embedding == embedding:
             found.append(spec.id)
-    return found
+    return list(dict.fromkeys(found))  # two host modules may embed the same specs alike
 
 
 def _child_nodeid(spec: str, impl_id: str) -> str:
