@@ -238,9 +238,12 @@ def run_for(request, embedding: Embedding) -> ChildRun:
     base = request.getfixturevalue("tmp_path_factory").getbasetemp()
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     folder = (base.parent if worker else base) / f"conformance-{key}"
-    if worker:
+    try:
         import fcntl  # pytest-xdist on a POSIX system: one worker runs, the others wait
-
+    except ImportError:  # elsewhere (Windows) each worker runs its own child, in its own folder
+        fcntl, worker = None, None
+        folder = base / f"conformance-{key}"
+    if worker:
         folder.parent.mkdir(parents=True, exist_ok=True)
         with open(folder.parent / f"conformance-{key}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
