@@ -6,7 +6,11 @@ file, no hypothesis profile. Only when the command line points into this package
 --pyargs conformance``, ``pytest <site-packages>/conformance/test_x.py``, a checkout's
 ``pytest conformance``) does it register :mod:`conformance.pytest_plugin`, before the command
 line is parsed, so that ``--impl`` and the other options exist. A test module that embeds the
-specs loads the plug-in itself with ``-p conformance.pytest_plugin`` (docs/check-your-torchrl.md).
+specs through :mod:`conformance.embed` runs them in a pytest of their own (docs/embed.md).
+
+A checkout and an installed wheel in one environment: whichever ``import conformance`` finds
+first is the package (``python -m pytest`` in the checkout puts it first); a command line
+that points into a checkout while the wheel is imported is one usage error saying so.
 """
 
 from __future__ import annotations
@@ -47,10 +51,44 @@ def targets_specs(args: list[str], pyargs: bool, invocation_dir: Path) -> bool:
     return False
 
 
+def checkout_of(path: Path) -> Path | None:
+    """The root of the checkout of this project that holds ``path``, or None."""
+    for folder in [path, *path.parents]:
+        if (folder / "noxfile.py").is_file() and (folder / PACKAGE / "pytest_entry.py").is_file():
+            return folder
+    return None
+
+
+def other_copy(args: list[str], pyargs: bool, invocation_dir: Path) -> Path | None:
+    """A checkout of this project that the command line points into (a path, or no argument
+    in a checkout's folder) while Python imports another copy of the package (an installed
+    wheel): its specs, conftest and self-tests would run against the other copy's code."""
+    for arg in args or ["."]:
+        target = arg.split("::", 1)[0]
+        if pyargs and (target == PACKAGE or target.startswith(f"{PACKAGE}.")):
+            continue  # a module name: resolved by import, to the copy imported here
+        try:
+            root = checkout_of((invocation_dir / target).resolve())
+        except OSError:
+            continue
+        if root is not None and (root / PACKAGE).resolve() != PACKAGE_DIR:
+            return root
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config, parser, args):
     known = early_config.known_args_namespace
-    if targets_specs(list(getattr(known, "file_or_dir", None) or []),
-                     bool(getattr(known, "pyargs", False)),
-                     Path(early_config.invocation_params.dir)):
+    targets = list(getattr(known, "file_or_dir", None) or [])
+    pyargs = bool(getattr(known, "pyargs", False))
+    invoked = Path(early_config.invocation_params.dir)
+    checkout = other_copy(targets, pyargs, invoked)
+    if checkout is not None:
+        # pytest would stop at an ImportPathMismatchError in conftest.py (or, for tests/,
+        # silently test the installed copy): say which copy is which and what to type
+        raise pytest.UsageError(
+            f"{checkout} is a checkout of torchrl-conformance, but Python imports the installed "
+            f"one ({PACKAGE_DIR}): run `python -m pytest` from {checkout} (it imports the "
+            f"checkout), set PYTHONPATH={checkout}, or `pip uninstall torchrl-conformance`")
+    if targets_specs(targets, pyargs, invoked):
         register(early_config.pluginmanager)

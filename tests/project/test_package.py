@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import console, pytest_entry, shipped
+from conformance import __version__, console, pytest_entry, shipped
 from conformance.paths import ROOT
 from tests.conftest import run_suite
 
@@ -45,6 +45,22 @@ SLICE = "ppo_value_clipping and not family"
 def test_the_entry_point_wakes_only_for_the_specs(tmp_path, args, pyargs, where, active):
     invoked = tmp_path if where == "tmp" else pytest_entry.PACKAGE_DIR
     assert pytest_entry.targets_specs(args, pyargs, invoked) is active
+
+
+def test_a_checkout_beside_another_imported_copy_is_told_apart(tmp_path):
+    """A command line pointing into a checkout while Python imports another copy (a wheel)."""
+    other = tmp_path / "clone"
+    (other / "conformance").mkdir(parents=True)
+    (other / "noxfile.py").write_text("")
+    (other / "conformance" / "pytest_entry.py").write_text("")
+    (other / "tests").mkdir()
+    assert pytest_entry.checkout_of(other / "tests") == other
+    for args in (["conformance"], ["tests/x.py::test_y"], []):
+        assert pytest_entry.other_copy(args, False, other) == other, args
+    assert pytest_entry.other_copy(["conformance"], True, other) is None  # --pyargs: a module
+    assert pytest_entry.other_copy(["x.py"], False, tmp_path) is None  # not in a checkout
+    # the copy imported here, pointed at from anywhere, is no other copy
+    assert pytest_entry.other_copy([str(pytest_entry.PACKAGE_DIR)], False, tmp_path) is None
 
 
 def test_shipped_expectations_by_detection():
@@ -349,3 +365,42 @@ def test_a_third_party_package_is_checked_from_an_empty_folder(installed, tmp_pa
                 {"pass", "not applicable"}
     finally:
         _run([python, "-m", "pip", "uninstall", "-y", "-q", "mypkg"], tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="python -P (what the pytest script does)")
+def test_a_checkout_beside_the_installed_wheel(installed, tmp_path):
+    """The checkout and the wheel in one environment: ``python -m pytest`` in the checkout runs
+    the checkout; the ``pytest`` script (``python -P``: no working folder on sys.path) imports
+    the wheel, and a command line into the checkout is one line saying so, exit code 4."""
+    python, _, _ = installed
+    spec = "conformance/test_ppo_value_clipping.py::test_baselines_counterexample"
+    common = [spec, "--impl", "reference", "-p", "no:cacheprovider", "--no-report",
+              "--results", tmp_path / "results.json"]
+    proc = _run([python, "-m", "pytest", *common], ROOT)
+    assert proc.returncode == 0 and "1 passed" in proc.stdout, proc.stdout[-2000:]
+    assert f"conformance suite: torchrl-conformance {__version__} ({ROOT / 'conformance'})" \
+        in proc.stdout
+    for args in ([spec], ["tests/project/test_changelog.py"]):
+        proc = _run([python, "-P", "-m", "pytest", *args, "-p", "no:cacheprovider"], ROOT)
+        lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
+        assert proc.returncode == 4 and len(lines) == 1, proc.stdout[-2000:] + proc.stderr
+        assert lines[0].startswith(f"ERROR: {ROOT} is a checkout of torchrl-conformance, but "
+                                   "Python imports the installed one")
+
+
+@pytest.mark.slow
+def test_a_host_project_embeds_the_installed_specs(installed, tmp_path):
+    """conformance.embed from the wheel (no checkout on the path): the host project's outcomes
+    of tests/project/test_embed.py, and site-packages untouched."""
+    from tests.project import test_embed
+
+    python, site, _ = installed
+    before = _tree_hash(site)
+    project = test_embed.make_project(tmp_path / "project")
+    code, output = test_embed.run_host(project, str(python), pythonpath=[str(project)])
+    test_embed.check_host_run(code, output)
+    where = _run([python, "-c", "import conformance.embed as e; print(e.__file__)"], project,
+                 PYTHONPATH=str(project))
+    assert where.stdout.strip() == str(site / "conformance" / "embed.py")  # the wheel's copy
+    assert _tree_hash(site) == before
