@@ -144,8 +144,11 @@ class PPOLossFamilyCritic(ClipPPOCritic):
             return_log_prob=True)
         critic = TensorDictModule(value_net, ["observation"], ["state_value"])
         kwargs = {"entropy_bonus": False, "loss_critic_type": "l2", self.coeff_name: critic_coeff,
-                  "log_explained_variance": log_explained_variance,
                   "separate_losses": separate_losses, "functional": functional}
+        # log_explained_variance came with pytorch/rl#3010 (0.10): an older release logs no
+        # explained variance at all, and is built without the argument it would refuse
+        if first_accepted(self.loss_cls, "log_explained_variance"):
+            kwargs["log_explained_variance"] = log_explained_variance
         if clip_value is not None:
             kwargs["clip_value"] = clip_value
         with quiet():
