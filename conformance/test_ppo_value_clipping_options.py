@@ -60,6 +60,21 @@ def _call(options, *, value_net, observation, old_value, returns, clip_value=0.5
         shared=shared, functional=functional)
 
 
+def _valid_call_works(options, v, old, R, params):
+    """The same call with a valid threshold and a complete batch must work, or a refusal below
+    proves nothing (an implementation that always raises would pass)."""
+    try:
+        _call(options, value_net=_value_net(), observation=_column(v), old_value=_column(old),
+              returns=_column(R), clip_value=0.5)
+    except NotImplementedError:
+        raise  # judged by the plugin: not applicable when the implementation declares it
+    except Exception as exc:  # noqa: BLE001 - any failure here voids the refusal check
+        raise AssertionError(message(
+            "the critic loss raised for a valid clip_value and a complete batch, so a refusal "
+            "proves nothing", params={**params, "clip_value": 0.5},
+            expected="a critic loss", actual=f"{type(exc).__name__}: {exc}"[:300])) from None
+
+
 class _TensorThreshold:
     """The options capability seen as a seed-spec area whose ``clip_value`` is a tensor."""
 
@@ -107,6 +122,7 @@ def test_an_invalid_clip_value_is_refused_naming_it(options, bad):
     if isinstance(value, torch.Tensor):
         value = device.put(value)
     params = {"clip_value": repr(value), "seed": 22}
+    _valid_call_works(options, v, old, R, params)
     try:
         report = _call(options, value_net=_value_net(), observation=_column(v),
                        old_value=_column(old), returns=_column(R), clip_value=value)
@@ -296,6 +312,7 @@ def test_a_missing_entry_is_named(options, missing):
     names = ("value_target", "returns") if missing == "value_target" else (
         "state_value", "old_value")
     params = {"missing": missing, "clip_value": 0.5, "seed": 27}
+    _valid_call_works(options, v, old, R, params)
     try:
         report = _call(options, value_net=_value_net(), observation=_column(v),
                        old_value=None if missing == "stored value" else _column(old),

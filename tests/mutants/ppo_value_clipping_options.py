@@ -65,3 +65,22 @@ SHARED_TRAINED_WITHOUT_FUNCTIONAL = reference_with_edit(
     "SHARED_TRAINED_WITHOUT_FUNCTIONAL", *MUTANTS["SHARED_TRAINED_WITHOUT_FUNCTIONAL"])
 TARGET_UNNAMED = reference_with_edit("TARGET_UNNAMED", *MUTANTS["TARGET_UNNAMED"])
 UNMUTATED = reference_with_edit("UNMUTATED", "", "")
+
+
+class _AlwaysRefuses:
+    """Not an edit of the reference: an area whose every call raises the error the refusal
+    specs ask for (ValueError naming clip_value, KeyError naming the entries): it must not
+    pass them, since the same call with a valid threshold and a complete batch fails."""
+
+    critic_scale = 2.0
+
+    def critic_loss(self, **kwargs):
+        raise ValueError("clip_value")
+
+    def critic_loss_with(self, *, old_value, returns, **kwargs):
+        if returns is None or old_value is None:
+            raise KeyError("value_target or state_value")
+        raise ValueError("bad clip_value")
+
+
+ALWAYS_REFUSES = implementation("always-refuses", ppo_value_clipping=_AlwaysRefuses())

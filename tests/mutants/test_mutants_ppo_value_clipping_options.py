@@ -41,7 +41,8 @@ CAUGHT = {
 @pytest.fixture(scope="module")
 def suite_run(tmp_path_factory):
     return run_suite(tmp_path_factory.mktemp("ppo_options"), OPTIONS, SEED_OFF, "--impl",
-                     ",".join(f"{MODULE}:{name}" for name in [*MUTANTS, "UNMUTATED"]))
+                     ",".join(f"{MODULE}:{name}" for name in [*MUTANTS, "UNMUTATED",
+                                                              "ALWAYS_REFUSES"]))
 
 
 def test_every_mutant_has_a_case():
@@ -63,3 +64,10 @@ def test_the_unmutated_construction_passes(suite_run):
     rows = suite_run.rows(implementation="UNMUTATED")
     assert len(rows) == 24 and all(r["outcome"] == "pass" for r in rows), [
         (r["nodeid"], r["outcome"], r["message"][:300]) for r in rows]
+
+
+def test_an_area_that_always_refuses_fails_the_refusal_specs(suite_run):
+    rows = [r for r in suite_run.rows(implementation="ALWAYS_REFUSES")
+            if "_refused_naming_it[" in r["nodeid"] or "_missing_entry_is_named[" in r["nodeid"]]
+    assert len(rows) == 7 and all(r["outcome"] == "fail" and "proves nothing" in r["message"]
+                                  for r in rows), [(r["nodeid"], r["outcome"]) for r in rows]
