@@ -145,9 +145,11 @@ def test_baselines_counterexample(ppo_value_clipping):
                             c=float(np.float32(0.2)))
 
 
-@pytest.mark.parametrize("clip_value", [None, False], ids=lambda x: f"clip_value={x}")
+@pytest.mark.parametrize("clip_value", [None, False, 0.0], ids=lambda x: f"clip_value={x}")
 def test_no_clipping_when_option_is_off(ppo_value_clipping, clip_value):
-    """Without the option the critic loss is the plain squared error, however far v moved."""
+    """Without the option the critic loss is the plain squared error, however far v moved;
+    ``clip_value=0.0`` is off too (TorchRL tests ``if self.clip_value``, so configurations
+    written for it use 0.0 as "off")."""
     v, old, R = _seeded_batch(seed=5, spread=5.0)
     loss, grads, _ = run_critic(ppo_value_clipping, v, old, R, clip_value=clip_value)
     exp_loss, exp_grads, _ = expected_critic(ppo_value_clipping, v, old, R, None, 1.0)

@@ -12,7 +12,11 @@ Baselines' ``vf_losses`` halves), Huber for ``"smooth_l1"`` or absolute error fo
 ``ClipPPOLoss`` is TorchRL's loss with this critic and with the threshold validated: a negative,
 NaN or infinite ``clip_value`` raises ``ValueError`` instead of silently clamping with inverted
 bounds (upstream accepts ``-0.1``). ``0.0`` means "off", as upstream (its losses test
-``if self.clip_value``), so configurations written for TorchRL keep working.
+``if self.clip_value``), so configurations written for TorchRL keep working. A scalar tensor
+threshold is accepted as upstream accepts it. The loss also reports TorchRL's
+``"explained_variance"`` (``explained_variance``), and ``separate_losses=True`` keeps the critic's
+gradient off the parameters it shares with the policy with ``functional=False`` too (upstream
+only detaches them from its functional copies).
 """
 
 from __future__ import annotations
@@ -22,18 +26,14 @@ import math
 import numbers
 
 import torch
-from tensordict import is_tensor_collection
-from torch.nn import functional as F
+from tensordict import TensorDict
 from torchrl.objectives import A2CLoss as _TorchRLA2CLoss
 from torchrl.objectives import ClipPPOLoss as _TorchRLClipPPOLoss
 from torchrl.objectives import KLPENPPOLoss as _TorchRLKLPENPPOLoss
 from torchrl.objectives import PPOLoss as _TorchRLPPOLoss
+from torchrl.objectives.utils import distance_loss
 
-_DISTANCES = {
-    "l2": lambda a, b: F.mse_loss(a, b, reduction="none"),
-    "smooth_l1": lambda a, b: F.smooth_l1_loss(a, b, reduction="none"),
-    "l1": lambda a, b: F.l1_loss(a, b, reduction="none"),
-}
+from impls.composite_entropy import PerHeadEntropy
 
 
 def clipped_value_loss(
@@ -41,25 +41,33 @@ def clipped_value_loss(
     old_value: torch.Tensor,
     target: torch.Tensor,
     clip_value: float | torch.Tensor,
-    loss_critic_type: str = "l2",
+    loss_critic_type: str,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Element-wise value-clipped critic loss and the share of clipped predictions.
 
-    The clip fraction is ``mean(|value - old_value| > clip_value)`` (strict, as Baselines'
-    ``clipfrac``), computed without gradient.
+    ``loss_critic_type`` is TorchRL's distance (``"l2"``, ``"smooth_l1"`` or ``"l1"``; another
+    name raises TorchRL's ``NotImplementedError``). The clip fraction is
+    ``mean(|value - old_value| > clip_value)`` (strict, as Baselines' ``clipfrac``), computed
+    without gradient.
     """
-    try:
-        distance = _DISTANCES[loss_critic_type]
-    except KeyError:
-        raise ValueError(
-            f"loss_critic_type must be one of {sorted(_DISTANCES)}, got {loss_critic_type!r}"
-        ) from None
     delta = value - old_value
     clipped = old_value + delta.clamp(-clip_value, clip_value)
-    loss = torch.maximum(distance(value, target), distance(clipped, target))
+    loss = torch.maximum(distance_loss(target, value, loss_critic_type),
+                         distance_loss(target, clipped, loss_critic_type))
     with torch.no_grad():
         fraction = (delta.abs() > clip_value).to(value.dtype).mean()
     return loss, fraction
+
+
+def explained_variance(target: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+    """``1 - Var(target - value) / Var(target)`` per value column (over the batch, dim 0), with
+    population variances, as TorchRL reports it under ``"explained_variance"``; TorchRL's
+    machine epsilon in the denominator keeps constant targets finite (a large negative value
+    unless the prediction is exact)."""
+    with torch.no_grad():
+        residual = torch.var(target - value, correction=0, dim=0)
+        total = torch.var(target, correction=0, dim=0)
+        return 1.0 - residual / (total + torch.finfo(total.dtype).eps)
 
 
 def validate_clip_value(clip_value):
@@ -82,48 +90,37 @@ def validate_clip_value(clip_value):
     return clip_value
 
 
-class ClipPPOLoss(_TorchRLClipPPOLoss):
+class ClipPPOLoss(PerHeadEntropy, _TorchRLClipPPOLoss):
     """Drop-in for ``torchrl.objectives.ClipPPOLoss`` (torchrl 0.14) with a validated,
-    Baselines-equivalent value clipping."""
+    Baselines-equivalent value clipping, per-head entropy weights for composite policies
+    (``impls/composite_entropy.py``), and ``separate_losses`` kept without functional
+    parameters."""
 
     def __init__(self, *args, clip_value=None, **kwargs):
         super().__init__(*args, clip_value=validate_clip_value(clip_value), **kwargs)
-
-    def _weighted_loss_entropy(self, entropy):
-        """Per-head coefficients (composite policies): upstream weights each head's entropy
-        as it comes, so a Normal head's element-wise entropy is broadcast against the other
-        heads' instead of being summed over its dimensions first."""
-        if self._entropy_coeff_map is None or not is_tensor_collection(entropy):
-            return super()._weighted_loss_entropy(entropy)
-        return _head_entropy_loss(entropy, self._entropy_coeff_map, entropy.batch_dims)
 
     def loss_critic(self, tensordict):
         if self.separate_losses:
             tensordict = tensordict.detach()
         keys = self.tensor_keys
-        target_return = tensordict.get(keys.value_target, None)
+        # TorchRL's messages (its tests match them), each one f-string; a missing key reads
+        # as None (tensordict 0.14)
+        target_return = tensordict.get(keys.value_target)
         if target_return is None:
-            raise KeyError(
-                f"the value target {keys.value_target!r} is missing from the input tensordict; "
-                "compute it with an advantage module (GAE, TD(lambda), ...) first"
-            )
-        old_value = None
-        if self.clip_value:
-            old_value = tensordict.get(keys.value, None)
-            if old_value is None:
-                raise KeyError(
-                    f"clip_value={float(self.clip_value)} needs the value stored at collection "
-                    f"time under {keys.value!r}, which is missing from the input tensordict"
-                )
-        params = (
-            self.critic_network_params.to_module(self.critic_network, preserve_module_state=False)
-            if self.functional
-            else contextlib.nullcontext()
-        )
-        with params:
-            value = self.critic_network(tensordict).get(keys.value, None)
+            raise KeyError(f"the key {keys.value_target} was not found in the input tensordict: "
+                           f"the value target, written by an advantage module (GAE, "
+                           f"TD(lambda), ...) before the loss runs")
+        old_value = tensordict.get(keys.value) if self.clip_value else None
+        if self.clip_value and old_value is None:
+            raise KeyError(f"clip_value is set to {self.clip_value}, but the key {keys.value} "
+                           f"was not found in the input tensordict. Make sure that the "
+                           f"'value_key' passed to PPO exists in the input tensordict.")
+        with self._critic_parameters():
+            value = self.critic_network(tensordict).get(keys.value)
         if value is None:
-            raise KeyError(f"the critic did not write {keys.value!r}; check value_key")
+            raise KeyError(f"the key {keys.value} was not found in the critic output "
+                           f"tensordict. Make sure that the 'value_key' passed to PPO is "
+                           f"accurate.")
         target_return, value, old_value = self._critic_loss_inputs(target_return, value, old_value)
         clip_fraction = None
         if self.clip_value:
@@ -131,34 +128,27 @@ class ClipPPOLoss(_TorchRLClipPPOLoss):
                 value, old_value, target_return, self.clip_value, self.loss_critic_type
             )
         else:
-            loss = _DISTANCES[self.loss_critic_type](value, target_return)
-        explained_variance = None
-        if self.log_explained_variance:
-            with torch.no_grad():
-                residual = torch.var(target_return - value, correction=0, dim=0)
-                total = torch.var(target_return, correction=0, dim=0)
-                explained_variance = 1.0 - residual / (total + torch.finfo(total.dtype).eps)
-        self._clear_weakrefs(tensordict, "actor_network_params", "critic_network_params",
-                             "target_actor_network_params", "target_critic_network_params")
+            loss = distance_loss(target_return, value, self.loss_critic_type)
+        reported = explained_variance(target_return, value) if self.log_explained_variance else None
         if self._has_critic:
             loss = self.critic_coeff * loss
-        return loss, clip_fraction, explained_variance
+        return loss, clip_fraction, reported
 
-
-def _head_entropy_loss(entropy, coeff_map, batch_dims: int) -> torch.Tensor:
-    """``-sum_h c_h H_h`` with each head's entropy summed over its own dimensions first."""
-    total = None
-    for key, head in entropy.items(include_nested=True, leaves_only=True):
-        try:
-            coeff = coeff_map[key]
-        except KeyError as exc:
-            raise KeyError(f"no entropy coefficient for head {key!r}; coefficients are keyed "
-                           f"by the full key of the head's entropy: {sorted(coeff_map)}") from exc
-        if head.ndim > batch_dims:
-            head = head.flatten(batch_dims).sum(-1)
-        term = -torch.as_tensor(coeff, dtype=head.dtype, device=head.device) * head
-        total = term if total is None else total + term
-    return total
+    def _critic_parameters(self):
+        """A context in which the critic runs with the parameters this call trains: the loss's
+        functional copies (where ``separate_losses`` already detached those shared with the
+        policy), or the module's own. Without functional parameters TorchRL leaves the shared
+        ones attached, so its critic loss trains them against ``separate_losses``' promise:
+        here they are detached for the call."""
+        if self.functional:
+            return self.critic_network_params.to_module(self.critic_network,
+                                                        preserve_module_state=False)
+        if not self.separate_losses:
+            return contextlib.nullcontext()
+        policy = {id(p) for p in self.actor_network.parameters()}
+        params = TensorDict.from_module(self.critic_network)
+        params = params.apply(lambda p: p.detach() if id(p) in policy else p)
+        return params.to_module(self.critic_network, preserve_module_state=False)
 
 
 class _ValidatedClipValue:

@@ -57,6 +57,8 @@ from conformance.interface.composite_log_prob import (
 from conformance.interface.ppo_value_clipping import (
     PPO_LOSS_CLASSES,
     CriticLoss,
+    CriticReport,
+    PPOCriticOptions,
     PPOLossFamily,
     PPOValueClipping,
 )
@@ -80,7 +82,8 @@ CAPABILITIES: dict[str, dict[str, type]] = {
     "tanh_normal_mode": {"sample_and_score": TanhNormalScore},
     "composite_log_prob": {"ppo_step_changed": CompositePPOChanged,
                            "entropy_loss": CompositeEntropy},
-    "ppo_value_clipping": {"critic_loss_of": PPOLossFamily},
+    "ppo_value_clipping": {"critic_loss_of": PPOLossFamily,
+                           "critic_loss_with": PPOCriticOptions},
     "prioritized_replay": {"slice_buffer": PrioritizedSlices},
 }
 
@@ -99,7 +102,8 @@ __all__ = [
     "AREAS", "CAPABILITIES", "COMPOSITE_EXPLORATION_TYPES", "COMPOSITE_MISCONFIGURATIONS",
     "PPO_LOSS_CLASSES", "PROTOCOLS", "SAC_LAYOUTS", "CompositeEntropy", "CompositeHead",
     "CompositeLogProb", "CompositeLogProbs", "CompositePPOChanged", "CompositePPOStep",
-    "CriticLoss", "Implementation", "PPOLossFamily", "PPOValueClipping", "PrioritizedBuffer",
-    "PrioritizedDraw", "PrioritizedReplay", "PrioritizedSlices", "SACBatch", "SACDoneStates",
-    "SACNetworks", "SACOutcome", "TanhNormalMode", "TanhNormalScore", "Untestable",
+    "CriticLoss", "CriticReport", "Implementation", "PPOCriticOptions", "PPOLossFamily",
+    "PPOValueClipping", "PrioritizedBuffer", "PrioritizedDraw", "PrioritizedReplay",
+    "PrioritizedSlices", "SACBatch", "SACDoneStates", "SACNetworks", "SACOutcome",
+    "TanhNormalMode", "TanhNormalScore", "Untestable",
 ]

@@ -41,8 +41,8 @@ class PPOValueClipping(Protocol):
 
         ``value_net`` maps ``observation`` [B, 1] to the new value prediction [B, 1];
         ``old_value`` [B, 1] is the prediction stored at collection time; ``returns`` [B, 1]
-        the value target. ``clip_value`` None/False: no value clipping; True: use
-        ``clip_epsilon``; a float: that threshold. Invalid thresholds must raise ValueError.
+        the value target. ``clip_value`` None/False/0.0: no value clipping (0.0 is
+        TorchRL's "off"); True: use ``clip_epsilon``; a positive float: that threshold. Invalid thresholds must raise ValueError.
         """
         ...
 
@@ -72,4 +72,51 @@ class PPOLossFamily(Protocol):
         building the loss, assign ``loss.clip_value = reschedule_clip_value`` (a Python float,
         as a scheduler does) before evaluating it. A tuple ``clip_epsilon`` is an asymmetric
         clip range."""
+        ...
+
+
+@dataclass
+class CriticReport:
+    """What a PPO loss reports for its critic, TorchRL's diagnostics included.
+
+    loss: the scalar critic loss, still attached to the value network's graph.
+    value_clip_fraction: as in :class:`CriticLoss`.
+    explained_variance: TorchRL's ``"explained_variance"`` output, one value per value column
+        (shape ``[K]`` for a ``[B, K]`` prediction), or None when the loss reports none.
+    """
+
+    loss: torch.Tensor
+    value_clip_fraction: float | None
+    explained_variance: torch.Tensor | None
+
+
+class PPOCriticOptions(Protocol):
+    """§4 options: the critic loss with TorchRL's other critic options."""
+
+    def critic_loss_with(
+        self,
+        *,
+        value_net: torch.nn.Module,
+        observation: torch.Tensor,
+        old_value: torch.Tensor | None,
+        returns: torch.Tensor | None,
+        clip_value: object,
+        critic_coeff: float,
+        log_explained_variance: bool,
+        separate_losses: bool,
+        shared: torch.nn.Module | None,
+        functional: bool,
+    ) -> CriticReport:
+        """The squared-error critic loss of ``ClipPPOLoss`` built with these options.
+
+        ``value_net`` maps ``observation`` [B, K] to the value prediction [B, K]; ``old_value``
+        and ``returns`` are [B, K], or None when the batch does not carry them (a missing entry
+        must raise KeyError naming it). ``clip_value`` is handed to the constructor as given
+        (a float, a bool, None, a tensor, or something invalid, which must raise ValueError
+        naming ``clip_value``). ``shared``: None, or a submodule of ``value_net`` whose output the
+        policy also reads (the policy's mean is ``shared(observation)``), so that its
+        parameters belong to both networks. ``log_explained_variance``, ``separate_losses`` and
+        ``functional`` are TorchRL's constructor options of the same names (an implementation
+        without functional parameters treats both values alike).
+        """
         ...

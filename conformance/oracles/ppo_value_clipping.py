@@ -135,3 +135,13 @@ def diagnose_clip_fraction(actual: float, vpred, oldvpred, c) -> str | None:
     hits = [name for name, f in CLIP_FRACTION_VARIANTS.items()
             if np.isclose(actual, f(vpred, oldvpred, c), rtol=0, atol=1e-12)]
     return hits[0] if len(hits) == 1 else None
+
+
+def explained_variance(returns, values) -> np.ndarray:
+    """``1 - Var(R - v) / Var(R)`` per column (over the batch, axis 0), population variances:
+    the share of the returns' variance the value prediction explains (Baselines'
+    ``explained_variance``, column by column). ``-inf`` where the returns are constant and the
+    residual is not; NaN where both are constant."""
+    R, v = _as64(returns), _as64(values)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 1.0 - np.var(R - v, axis=0) / np.var(R, axis=0)

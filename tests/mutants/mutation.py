@@ -37,7 +37,9 @@ from conformance.paths import ROOT
 
 AREAS = {
     "tanh_normal_mode": ["impls/tanh_normal_mode.py"],
-    "composite_log_prob": ["impls/composite_log_prob.py"],
+    # composite_entropy.py: the per-head entropy weights mixed into the reference ClipPPOLoss,
+    # checked by the composite specs (entropy_loss), not by the PPO value-clipping ones
+    "composite_log_prob": ["impls/composite_log_prob.py", "impls/composite_entropy.py"],
     "sac_done_states": ["impls/sac_done_states.py"],
     "ppo_value_clipping": ["impls/ppo_value_clipping.py"],
     "prioritized_replay": ["impls/segment_tree.py", "impls/prioritized_replay.py",

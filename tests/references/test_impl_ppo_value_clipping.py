@@ -9,7 +9,7 @@ from impls import ClipPPOLoss, clipped_value_loss
 def test_clipped_value_loss_matches_hand_values():
     v, old = torch.tensor([1.0, 0.5]), torch.tensor([5.0, 0.0])
     R = torch.tensor([10.0, 0.0])
-    loss, frac = clipped_value_loss(v, old, R, 0.2)
+    loss, frac = clipped_value_loss(v, old, R, 0.2, "l2")
     assert loss.tolist() == pytest.approx([81.0, 0.25])
     assert float(frac) == 1.0
 
@@ -27,8 +27,28 @@ def test_invalid_clip_value_is_rejected_with_a_clear_error(bad):
 
 
 def test_unknown_critic_loss_type_is_named():
-    with pytest.raises(ValueError, match="loss_critic_type"):
+    """The distance is TorchRL's (``distance_loss``): an unknown name raises its
+    NotImplementedError naming it, as upstream's ClipPPOLoss does."""
+    with pytest.raises(NotImplementedError, match="huber2"):
         clipped_value_loss(torch.zeros(1), torch.zeros(1), torch.zeros(1), 0.1, "huber2")
+
+
+def test_the_missing_stored_value_message_is_torchrls():
+    """TorchRL's own test (test/objectives/test_ppo.py::TestPPO::test_ppo_value_clipping)
+    matches this message; the reference keeps it word for word."""
+    from tensordict import TensorDict
+    from tensordict.nn import TensorDictModule
+    from torchrl.modules import ProbabilisticActor
+
+    actor = ProbabilisticActor(TensorDictModule(torch.nn.Linear(1, 2), ["observation"], ["p"]),
+                               in_keys={"logits": "p"}, distribution_class=torch.distributions.Categorical)
+    critic = TensorDictModule(torch.nn.Linear(1, 1), ["observation"], ["state_value"])
+    loss = ClipPPOLoss(actor, critic, clip_value=0.5)
+    td = TensorDict({"observation": torch.zeros(3, 1), "value_target": torch.zeros(3, 1)}, [3])
+    with pytest.raises(KeyError, match=f"clip_value is set to {loss.clip_value}, but the key "
+                       "state_value was not found in the input tensordict. Make sure that the.*"
+                       "passed to PPO exists in the input tensordict."):
+        loss.loss_critic(td)
 
 
 def test_zero_clip_value_means_off_as_in_torchrl():

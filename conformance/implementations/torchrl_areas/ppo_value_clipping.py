@@ -10,13 +10,28 @@ from __future__ import annotations
 import torch
 
 from conformance.implementations.introspect import first_accepted, quiet
-from conformance.interface import PPO_LOSS_CLASSES, CriticLoss
+from conformance.interface import PPO_LOSS_CLASSES, CriticLoss, CriticReport
 
 
 class _ZeroMeanUnitScale(torch.nn.Module):
     # The policy is irrelevant to the critic loss; a fixed Normal keeps the ratio exactly 1.
     def forward(self, observation):
         return torch.zeros_like(observation), torch.ones_like(observation)
+
+
+class _SharedMean(torch.nn.Module):
+    # The policy of critic_loss_with: Normal(mean, 1) over one action column, its mean read
+    # from ``shared`` when given (whose parameters are then the policy's too), else 0.
+    def __init__(self, shared):
+        super().__init__()
+        self.shared = shared
+
+    def forward(self, observation):
+        if self.shared is None:
+            loc = torch.zeros_like(observation[..., :1])
+        else:
+            loc = self.shared(observation)[..., :1]
+        return loc, torch.ones_like(loc)
 
 
 class ClipPPOCritic:
@@ -94,7 +109,8 @@ def _evaluate(loss, actor, observation, old_value, returns) -> CriticLoss:
 class PPOLossFamilyCritic(ClipPPOCritic):
     """The §4 family capability (``conformance.interface.PPOLossFamily``): every loss class
     of the release that takes ``clip_value``, built like ``ClipPPOLoss`` above (only
-    ``ClipPPOLoss`` has a ``clip_epsilon``), and ``loss.clip_value = x`` for rescheduling."""
+    ``ClipPPOLoss`` has a ``clip_epsilon``), and ``loss.clip_value = x`` for rescheduling; and
+    the options capability (``conformance.interface.PPOCriticOptions``) on ``ClipPPOLoss``."""
 
     def __init__(self, loss_cls, family: dict):
         super().__init__(loss_cls)
@@ -111,6 +127,44 @@ class PPOLossFamilyCritic(ClipPPOCritic):
         if reschedule_clip_value is not None:
             loss.clip_value = reschedule_clip_value  # what a scheduler does (pytorch/rl#3612)
         return _evaluate(loss, actor, observation, old_value, returns)
+
+    def critic_loss_with(self, *, value_net, observation, old_value, returns, clip_value,
+                         critic_coeff, log_explained_variance, separate_losses, shared,
+                         functional) -> CriticReport:
+        """The §4 options capability (``conformance.interface.PPOCriticOptions``) on
+        ``ClipPPOLoss``: TorchRL's options passed to its constructor as a user passes them,
+        the diagnostics read from its forward's output keys."""
+        from tensordict import TensorDict
+        from tensordict.nn import TensorDictModule
+        from torchrl.modules import ProbabilisticActor
+
+        actor = ProbabilisticActor(
+            TensorDictModule(_SharedMean(shared), ["observation"], ["loc", "scale"]),
+            in_keys=["loc", "scale"], distribution_class=torch.distributions.Normal,
+            return_log_prob=True)
+        critic = TensorDictModule(value_net, ["observation"], ["state_value"])
+        kwargs = {"entropy_bonus": False, "loss_critic_type": "l2", self.coeff_name: critic_coeff,
+                  "separate_losses": separate_losses, "functional": functional}
+        # log_explained_variance came with pytorch/rl#3010 (0.10): an older release logs no
+        # explained variance at all, and is built without the argument it would refuse
+        if first_accepted(self.loss_cls, "log_explained_variance"):
+            kwargs["log_explained_variance"] = log_explained_variance
+        if clip_value is not None:
+            kwargs["clip_value"] = clip_value
+        with quiet():
+            loss = self.loss_cls(actor, critic, **kwargs)
+        action = torch.zeros_like(observation[..., :1])
+        td = TensorDict({"observation": observation, "action": action,
+                         "advantage": torch.ones_like(action)}, observation.shape[:1])
+        for key, entry in (("value_target", returns), ("state_value", old_value)):
+            if entry is not None:
+                td[key] = entry
+        with torch.no_grad():
+            td[loss.tensor_keys.sample_log_prob] = actor.get_dist(td).log_prob(action)
+        out = loss(td)
+        frac = out.get("value_clip_fraction", None)
+        return CriticReport(out["loss_critic"], None if frac is None else float(frac),
+                            out.get("explained_variance", None))
 
 
 def make(adapter):
