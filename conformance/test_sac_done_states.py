@@ -15,7 +15,12 @@ next states (``skip_done_states=True``). Skipping must not change anything else:
 - truncated but not terminated transitions (done=True, terminated=False) are bootstrapped from
   the real next state in both modes: "skipping done states" means skipping *terminal* states,
   a truncated next state is a real state whose value the target needs;
-- batches with no done state and with every state done.
+- batches with no done state and with every state done;
+- a batch without a terminated entry (data from before done was split): done is the
+  termination, in both modes, and with True no done next state reaches the networks;
+- the caller's batch is left as it was: a loss call adds, removes or changes no entry but the
+  ones it is documented to write (TorchRL: the priority, ``td_error``), so the same batch can
+  be fed to the loss again, or to another loss (optional capability ``batch_around_loss``).
 
 Oracle: ``conformance/oracles/sac_done_states.py``, brute force in float64, one agent-step at a
 time, written from the SAC papers; it never evaluates a network at a terminal next state.
@@ -42,7 +47,7 @@ import numpy as np
 import pytest
 import torch
 
-from conformance import device
+from conformance import capabilities, device
 from conformance._assertions import assert_close, is_finite, message
 from conformance.interface import SAC_LAYOUTS, SACBatch, SACNetworks
 from conformance.oracles import sac_done_states as oracle
@@ -225,16 +230,20 @@ def _chain(exc):
         exc = exc.__cause__ or exc.__context__
 
 
-def run(area, kind, layout, b, skip, nets=None, *, what=""):
-    """Call the implementation; turn an exception into a one-screen failure message."""
+def run(area, kind, layout, b, skip, nets=None, *, what="", method="loss"):
+    """Call the implementation (``area.<method>``, the loss by default); turn an exception
+    into a one-screen failure message."""
     __tracebackhide__ = True
     nets = nets or networks(kind)[0]
     shown = "not passed" if skip is None else skip
     params = {"kind": kind, "layout": layout, "skip_done_states": shown, "B": B,
               "N": 1 if layout == "single" else N, "alpha": ALPHA, "gamma": GAMMA}
     try:
-        out = area.loss(networks=device.put(nets), batch=device.put(b), skip_done_states=skip,
-                        alpha=ALPHA, gamma=GAMMA, target_entropy=TARGET_ENTROPY[kind])
+        out = getattr(area, method)(
+            networks=device.put(nets), batch=device.put(b), skip_done_states=skip,
+            alpha=ALPHA, gamma=GAMMA, target_entropy=TARGET_ENTROPY[kind])
+        if method != "loss":
+            return out
         return dataclasses.replace(
             out, losses=device.host(out.losses, "SACOutcome.losses"),
             actor_grad=device.host(out.actor_grad, "SACOutcome.actor_grad"),
@@ -402,3 +411,65 @@ def test_fixed_batch_size_actor_works_with_flag_off(sac_done_states, kind, layou
     lead = (B,) if layout == "single" else (B, N)
     _check(sac_done_states, kind, layout, batch(kind, layout, "mixed"), False,
            wrap=lambda a: FixedBatchActor(a, lead), what="fixed-batch actor")
+
+
+@_skips
+@_layouts
+@_kinds
+def test_done_alone_is_the_termination(sac_done_states, kind, layout, skip):
+    """No terminated entry in the batch (data written before TorchRL split done into
+    terminated and truncated): done is the termination, as TorchRL's value estimators read it.
+    The losses equal the oracle's with terminated = done; with skip_done_states=True the done
+    next observations are NaN and the actor raises on NaN, so none may reach it."""
+    b = dataclasses.replace(batch(kind, layout, "mixed", nan_terminal=skip), has_terminated=False)
+    _check(sac_done_states, kind, layout, b, skip, wrap=NaNGuardedActor if skip else None,
+           what="batch without a terminated entry")
+
+
+@pytest.fixture
+def caller_batch(request, impl, sac_done_states):
+    return capabilities.require(request, impl, "sac_done_states", sac_done_states,
+                                "batch_around_loss")
+
+
+def _keys(keys) -> list[str]:
+    return sorted(".".join(k) for k in keys)
+
+
+@_skips
+@_layouts
+@_kinds
+def test_the_callers_batch_is_left_unchanged(caller_batch, kind, layout, skip):
+    """One loss call on a batch with terminated and truncated steps: afterwards the caller's
+    batch holds the same entries with the same shapes, dtypes and values, plus at most the ones
+    the loss may write at the current step (TorchRL: the priority, and the actor's outputs,
+    which its modules write where they run). A target that writes its next value or next
+    action into the caller's batch, or neutralises the terminal next states in place, fails."""
+    b = batch(kind, layout, "truncated")  # terminated steps too: a skip replaces something
+    held = run(caller_batch, kind, layout, b, skip, what="the SAC loss (caller's batch kept)",
+               method="batch_around_loss")
+    params = {"kind": kind, "layout": layout, "skip_done_states": skip,
+              "terminated": int(b.terminated.sum()), "done": int(b.done.sum())}
+    before = {k: v.detach().cpu() for k, v in held.before.items()}
+    after = {k: v.detach().cpu() for k, v in held.after.items()}
+    if not any(v.shape == b.observation.shape and torch.equal(v, b.observation)
+               for v in before.values()):
+        raise AssertionError(message(
+            "the batch reported before the call does not hold the spec's observations",
+            params=params, expected="an entry equal to the observations given",
+            actual=_keys(before)))
+    allowed = {tuple(k) for k in held.written if tuple(k)[:1] != ("next",)}
+    added = set(after) - set(before) - allowed
+    removed = set(before) - set(after)
+    changed = [k for k in set(before) & set(after)
+               if before[k].shape != after[k].shape or before[k].dtype != after[k].dtype
+               or not torch.equal(before[k], after[k])]
+    if added or removed or changed:
+        raise AssertionError(message(
+            "the loss changed the caller's batch", params=params,
+            expected=f"the entries given ({len(before)}), plus at most {_keys(allowed)}",
+            actual={"added": _keys(added), "removed": _keys(removed),
+                    "changed": _keys(changed)},
+            cause="the target computation writes into the tensordict it was given instead "
+                  "of a shallow copy (e.g. the next-state value under ('next', "
+                  "'state_value'), or terminal next states neutralised in place)"))

@@ -69,7 +69,9 @@ from conformance.interface.prioritized_replay import (
 from conformance.interface.sac_done_states import (
     SAC_LAYOUTS,
     SACBatch,
+    SACCallerBatch,
     SACDoneStates,
+    SACHeldBatch,
     SACNetworks,
     SACOutcome,
 )
@@ -82,6 +84,7 @@ CAPABILITIES: dict[str, dict[str, type]] = {
                            "entropy_loss": CompositeEntropy},
     "ppo_value_clipping": {"critic_loss_of": PPOLossFamily},
     "prioritized_replay": {"slice_buffer": PrioritizedSlices},
+    "sac_done_states": {"batch_around_loss": SACCallerBatch},
 }
 
 #: area name -> the protocol its attribute must satisfy (checked by conformance/test_interface.py)
@@ -100,6 +103,6 @@ __all__ = [
     "PPO_LOSS_CLASSES", "PROTOCOLS", "SAC_LAYOUTS", "CompositeEntropy", "CompositeHead",
     "CompositeLogProb", "CompositeLogProbs", "CompositePPOChanged", "CompositePPOStep",
     "CriticLoss", "Implementation", "PPOLossFamily", "PPOValueClipping", "PrioritizedBuffer",
-    "PrioritizedDraw", "PrioritizedReplay", "PrioritizedSlices", "SACBatch", "SACDoneStates",
-    "SACNetworks", "SACOutcome", "TanhNormalMode", "TanhNormalScore", "Untestable",
+    "PrioritizedDraw", "PrioritizedReplay", "PrioritizedSlices", "SACBatch", "SACCallerBatch",
+    "SACDoneStates", "SACHeldBatch", "SACNetworks", "SACOutcome", "TanhNormalMode", "TanhNormalScore", "Untestable",
 ]
