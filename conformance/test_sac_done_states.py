@@ -16,6 +16,8 @@ next states (``skip_done_states=True``). Skipping must not change anything else:
   the real next state in both modes: "skipping done states" means skipping *terminal* states,
   a truncated next state is a real state whose value the target needs;
 - batches with no done state and with every state done;
+- with True the actor is shown the batch's current and non-terminal next states only, never a
+  stand-in made up for a terminal one (zeros);
 - a batch without a terminated entry (data from before done was split): done is the
   termination, in both modes, and with True no done next state reaches the networks;
 - the caller's batch is left as it was: a loss call adds, removes or changes no entry but the
@@ -133,6 +135,33 @@ class NaNGuardedActor(torch.nn.Module):
         if bad.any():
             raise TerminalStateSeen(
                 f"TERMINAL-STATE-SEEN: actor called on {int(bad.sum())} NaN (terminal) state(s)")
+        return self.inner(observation)
+
+
+class UnknownStateSeen(RuntimeError):
+    """Raised by the known-states actor: it was shown a state the batch does not hold."""
+
+
+class KnownStatesActor(torch.nn.Module):
+    """An actor defined on the batch's states only (a network undefined elsewhere: a
+    normalisation by the norm, a Cholesky layer). ``known``: the states it may be shown;
+    ``terminal``: the terminal next states, named apart when one is shown."""
+
+    def __init__(self, inner, known, terminal):
+        super().__init__()
+        self.inner = inner
+        self.register_buffer("known", known)
+        self.register_buffer("terminal", terminal)
+
+    def forward(self, observation):
+        rows = observation.reshape(-1, observation.shape[-1])
+        unknown = rows[~(rows[:, None] == self.known[None]).all(-1).any(-1)]
+        if len(unknown):
+            terminal = (unknown[:, None] == self.terminal[None]).all(-1).any(-1)
+            tag = "TERMINAL-STATE-SEEN" if terminal.any() else "UNKNOWN-STATE-SEEN"
+            raise UnknownStateSeen(
+                f"{tag}: actor shown {len(unknown)} state(s) the batch does not hold as a "
+                f"current or non-terminal next state, e.g. {unknown[0].tolist()}")
         return self.inner(observation)
 
 
@@ -258,6 +287,11 @@ def run(area, kind, layout, b, skip, nets=None, *, what="", method="loss"):
             cause = ("skip_done_states=True did not keep terminal next-states from the actor "
                      "(the flag is ignored, or the mask misses some terminal agent-steps)"
                      if skip else "the actor was run on terminal next-states")
+            link = RL_2590
+        elif "UNKNOWN-STATE-SEEN" in text:
+            cause = ("the terminal next states were replaced by states the batch does not "
+                     "hold (zeros, a constant) before the actor saw them: a network defined "
+                     "only on real states breaks there")
             link = RL_2590
         elif "WRONG-BATCH-SIZE" in text:
             cause = ("the done states were masked out (the batch compacted) although "
@@ -473,3 +507,20 @@ def test_the_callers_batch_is_left_unchanged(caller_batch, kind, layout, skip):
             cause="the target computation writes into the tensordict it was given instead "
                   "of a shallow copy (e.g. the next-state value under ('next', "
                   "'state_value'), or terminal next states neutralised in place)"))
+
+
+@_layouts
+@_kinds
+def test_the_networks_are_shown_only_states_of_the_batch(sac_done_states, kind, layout):
+    """skip_done_states=True: the actor may be shown the batch's current states and its
+    non-terminal next states, nothing else: not a terminal next state, and not a stand-in made
+    up for one (zeros, a constant), which a network defined only on real states (a
+    normalisation by the norm, a Cholesky layer) cannot take. The losses equal the oracle's."""
+    b = batch(kind, layout, "mixed")  # some agent-steps terminated
+    rows = lambda x: x.reshape(-1, x.shape[-1])  # noqa: E731
+    live = ~b.terminated.reshape(-1)
+    known = torch.cat([rows(b.observation), rows(b.next_observation)[live]])
+    terminal = rows(b.next_observation)[~live]
+    _check(sac_done_states, kind, layout, b, True,
+           wrap=lambda a: KnownStatesActor(a, known, terminal),
+           what="actor defined on the batch's states only")

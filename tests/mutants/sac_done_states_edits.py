@@ -4,6 +4,8 @@ without a terminated entry or looked at the caller's batch after a loss call.
 
 - ``TARGET_WRITES_INPUT`` / ``DISCRETE_TARGET_WRITES_INPUT``: the target's shallow copy of the
   batch deleted: the next-state value lands in the caller's batch (``("next", "state_value")``);
+- ``NEUTRALISE_WITH_ZEROS``: terminal next states replaced by zeros, not by the current
+  states: no terminal state reaches the networks, but a state the batch does not hold does;
 - ``NO_DONE_FALLBACK``: without a terminated entry nothing is skipped (the done next states
   reach the networks).
 """
@@ -24,6 +26,8 @@ MUTANTS = {
         "            next_td, mask = self._skippable_next(tensordict)\n            with self.",
         "        with torch.no_grad():\n"
         "            next_td, mask = self._skippable_next(tensordict)\n            with self."),
+    "NEUTRALISE_WITH_ZEROS": ("value.shape), tensordict.get(key), value)",
+                              "value.shape), torch.zeros_like(value), value)"),
     "NO_DONE_FALLBACK": ("            mask = next_td.get(self.tensor_keys.done)\n",
                          "            mask = torch.zeros((), dtype=torch.bool)\n"),
 }
@@ -40,5 +44,7 @@ def reference_with_edit(name: str, old: str, new: str):
 TARGET_WRITES_INPUT = reference_with_edit("TARGET_WRITES_INPUT", *MUTANTS["TARGET_WRITES_INPUT"])
 DISCRETE_TARGET_WRITES_INPUT = reference_with_edit("DISCRETE_TARGET_WRITES_INPUT",
                                                    *MUTANTS["DISCRETE_TARGET_WRITES_INPUT"])
+NEUTRALISE_WITH_ZEROS = reference_with_edit("NEUTRALISE_WITH_ZEROS",
+                                           *MUTANTS["NEUTRALISE_WITH_ZEROS"])
 NO_DONE_FALLBACK = reference_with_edit("NO_DONE_FALLBACK", *MUTANTS["NO_DONE_FALLBACK"])
 UNMUTATED = reference_with_edit("UNMUTATED", "", "")

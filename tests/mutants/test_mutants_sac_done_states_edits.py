@@ -22,6 +22,10 @@ EXPECTED = {
                                      {f"discrete-{layout}-skip={skip}" for layout in
                                       ("single", "per_agent", "nested")
                                       for skip in (False, True)}),
+    "NEUTRALISE_WITH_ZEROS": ("test_the_networks_are_shown_only_states_of_the_batch",
+                              "UNKNOWN-STATE-SEEN",
+                              {f"{kind}-{layout}" for kind in ("continuous", "discrete")
+                               for layout in ("single", "per_agent", "nested")}),
     "NO_DONE_FALLBACK": ("test_done_alone_is_the_termination", "TERMINAL-STATE-SEEN",
                          {f"{kind}-{layout}-skip=True" for kind in ("continuous", "discrete")
                           for layout in ("single", "per_agent", "nested")}),
@@ -31,7 +35,7 @@ EXPECTED = {
 @pytest.fixture(scope="module")
 def suite_run(tmp_path_factory):
     return run_suite(tmp_path_factory.mktemp("sac_edits"), SPEC, "-k",
-                     "done_alone or callers_batch", "--impl",
+                     "done_alone or callers_batch or shown_only", "--impl",
                      ",".join(f"{MODULE}:{name}" for name in [*MUTANTS, "UNMUTATED"]))
 
 
@@ -53,5 +57,5 @@ def test_mutant_fails_its_spec(suite_run, mutant):
 
 def test_the_unmutated_construction_passes(suite_run):
     rows = suite_run.rows(implementation="UNMUTATED")
-    assert len(rows) == 24 and all(r["outcome"] == "pass" for r in rows), [
+    assert len(rows) == 30 and all(r["outcome"] == "pass" for r in rows), [
         (r["nodeid"], r["outcome"], r["message"][:300]) for r in rows if r["outcome"] != "pass"]
