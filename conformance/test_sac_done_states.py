@@ -15,7 +15,14 @@ next states (``skip_done_states=True``). Skipping must not change anything else:
 - truncated but not terminated transitions (done=True, terminated=False) are bootstrapped from
   the real next state in both modes: "skipping done states" means skipping *terminal* states,
   a truncated next state is a real state whose value the target needs;
-- batches with no done state and with every state done.
+- batches with no done state and with every state done;
+- with True the actor is shown the batch's current and non-terminal next states only, never a
+  stand-in made up for a terminal one (zeros);
+- a batch without a terminated entry (data from before done was split): done is the
+  termination, in both modes, and with True no done next state reaches the networks;
+- the caller's batch is left as it was: a loss call adds, removes or changes no entry but the
+  ones it is documented to write (TorchRL: the priority, ``td_error``), so the same batch can
+  be fed to the loss again, or to another loss (optional capability ``batch_around_loss``).
 
 Oracle: ``conformance/oracles/sac_done_states.py``, brute force in float64, one agent-step at a
 time, written from the SAC papers; it never evaluates a network at a terminal next state.
@@ -42,7 +49,7 @@ import numpy as np
 import pytest
 import torch
 
-from conformance import device
+from conformance import capabilities, device
 from conformance._assertions import assert_close, is_finite, message
 from conformance.interface import SAC_LAYOUTS, SACBatch, SACNetworks
 from conformance.oracles import sac_done_states as oracle
@@ -128,6 +135,33 @@ class NaNGuardedActor(torch.nn.Module):
         if bad.any():
             raise TerminalStateSeen(
                 f"TERMINAL-STATE-SEEN: actor called on {int(bad.sum())} NaN (terminal) state(s)")
+        return self.inner(observation)
+
+
+class UnknownStateSeen(RuntimeError):
+    """Raised by the known-states actor: it was shown a state the batch does not hold."""
+
+
+class KnownStatesActor(torch.nn.Module):
+    """An actor defined on the batch's states only (a network undefined elsewhere: a
+    normalisation by the norm, a Cholesky layer). ``known``: the states it may be shown;
+    ``terminal``: the terminal next states, named apart when one is shown."""
+
+    def __init__(self, inner, known, terminal):
+        super().__init__()
+        self.inner = inner
+        self.register_buffer("known", known)
+        self.register_buffer("terminal", terminal)
+
+    def forward(self, observation):
+        rows = observation.reshape(-1, observation.shape[-1])
+        unknown = rows[~(rows[:, None] == self.known[None]).all(-1).any(-1)]
+        if len(unknown):
+            terminal = (unknown[:, None] == self.terminal[None]).all(-1).any(-1)
+            tag = "TERMINAL-STATE-SEEN" if terminal.any() else "UNKNOWN-STATE-SEEN"
+            raise UnknownStateSeen(
+                f"{tag}: actor shown {len(unknown)} state(s) the batch does not hold as a "
+                f"current or non-terminal next state, e.g. {unknown[0].tolist()}")
         return self.inner(observation)
 
 
@@ -225,16 +259,20 @@ def _chain(exc):
         exc = exc.__cause__ or exc.__context__
 
 
-def run(area, kind, layout, b, skip, nets=None, *, what=""):
-    """Call the implementation; turn an exception into a one-screen failure message."""
+def run(area, kind, layout, b, skip, nets=None, *, what="", method="loss"):
+    """Call the implementation (``area.<method>``, the loss by default); turn an exception
+    into a one-screen failure message."""
     __tracebackhide__ = True
     nets = nets or networks(kind)[0]
     shown = "not passed" if skip is None else skip
     params = {"kind": kind, "layout": layout, "skip_done_states": shown, "B": B,
               "N": 1 if layout == "single" else N, "alpha": ALPHA, "gamma": GAMMA}
     try:
-        out = area.loss(networks=device.put(nets), batch=device.put(b), skip_done_states=skip,
-                        alpha=ALPHA, gamma=GAMMA, target_entropy=TARGET_ENTROPY[kind])
+        out = getattr(area, method)(
+            networks=device.put(nets), batch=device.put(b), skip_done_states=skip,
+            alpha=ALPHA, gamma=GAMMA, target_entropy=TARGET_ENTROPY[kind])
+        if method != "loss":
+            return out
         return dataclasses.replace(
             out, losses=device.host(out.losses, "SACOutcome.losses"),
             actor_grad=device.host(out.actor_grad, "SACOutcome.actor_grad"),
@@ -249,6 +287,11 @@ def run(area, kind, layout, b, skip, nets=None, *, what=""):
             cause = ("skip_done_states=True did not keep terminal next-states from the actor "
                      "(the flag is ignored, or the mask misses some terminal agent-steps)"
                      if skip else "the actor was run on terminal next-states")
+            link = RL_2590
+        elif "UNKNOWN-STATE-SEEN" in text:
+            cause = ("the terminal next states were replaced by states the batch does not "
+                     "hold (zeros, a constant) before the actor saw them: a network defined "
+                     "only on real states breaks there")
             link = RL_2590
         elif "WRONG-BATCH-SIZE" in text:
             cause = ("the done states were masked out (the batch compacted) although "
@@ -402,3 +445,82 @@ def test_fixed_batch_size_actor_works_with_flag_off(sac_done_states, kind, layou
     lead = (B,) if layout == "single" else (B, N)
     _check(sac_done_states, kind, layout, batch(kind, layout, "mixed"), False,
            wrap=lambda a: FixedBatchActor(a, lead), what="fixed-batch actor")
+
+
+@_skips
+@_layouts
+@_kinds
+def test_done_alone_is_the_termination(sac_done_states, kind, layout, skip):
+    """No terminated entry in the batch (data written before TorchRL split done into
+    terminated and truncated): done is the termination, as TorchRL's value estimators read it.
+    The losses equal the oracle's with terminated = done; with skip_done_states=True the done
+    next observations are NaN and the actor raises on NaN, so none may reach it."""
+    b = dataclasses.replace(batch(kind, layout, "mixed", nan_terminal=skip), has_terminated=False)
+    _check(sac_done_states, kind, layout, b, skip, wrap=NaNGuardedActor if skip else None,
+           what="batch without a terminated entry")
+
+
+@pytest.fixture
+def caller_batch(request, impl, sac_done_states):
+    return capabilities.require(request, impl, "sac_done_states", sac_done_states,
+                                "batch_around_loss")
+
+
+def _keys(keys) -> list[str]:
+    return sorted(".".join(k) for k in keys)
+
+
+@_skips
+@_layouts
+@_kinds
+def test_the_callers_batch_is_left_unchanged(caller_batch, kind, layout, skip):
+    """One loss call on a batch with terminated and truncated steps: afterwards the caller's
+    batch holds the same entries with the same shapes, dtypes and values, plus at most the ones
+    the loss may write at the current step (TorchRL: the priority, and the actor's outputs,
+    which its modules write where they run). A target that writes its next value or next
+    action into the caller's batch, or neutralises the terminal next states in place, fails."""
+    b = batch(kind, layout, "truncated")  # terminated steps too: a skip replaces something
+    held = run(caller_batch, kind, layout, b, skip, what="the SAC loss (caller's batch kept)",
+               method="batch_around_loss")
+    params = {"kind": kind, "layout": layout, "skip_done_states": skip,
+              "terminated": int(b.terminated.sum()), "done": int(b.done.sum())}
+    before = {k: v.detach().cpu() for k, v in held.before.items()}
+    after = {k: v.detach().cpu() for k, v in held.after.items()}
+    if not any(v.shape == b.observation.shape and torch.equal(v, b.observation)
+               for v in before.values()):
+        raise AssertionError(message(
+            "the batch reported before the call does not hold the spec's observations",
+            params=params, expected="an entry equal to the observations given",
+            actual=_keys(before)))
+    allowed = {tuple(k) for k in held.written if tuple(k)[:1] != ("next",)}
+    added = set(after) - set(before) - allowed
+    removed = set(before) - set(after)
+    changed = [k for k in set(before) & set(after)
+               if before[k].shape != after[k].shape or before[k].dtype != after[k].dtype
+               or not torch.equal(before[k], after[k])]
+    if added or removed or changed:
+        raise AssertionError(message(
+            "the loss changed the caller's batch", params=params,
+            expected=f"the entries given ({len(before)}), plus at most {_keys(allowed)}",
+            actual={"added": _keys(added), "removed": _keys(removed),
+                    "changed": _keys(changed)},
+            cause="the target computation writes into the tensordict it was given instead "
+                  "of a shallow copy (e.g. the next-state value under ('next', "
+                  "'state_value'), or terminal next states neutralised in place)"))
+
+
+@_layouts
+@_kinds
+def test_the_networks_are_shown_only_states_of_the_batch(sac_done_states, kind, layout):
+    """skip_done_states=True: the actor may be shown the batch's current states and its
+    non-terminal next states, nothing else: not a terminal next state, and not a stand-in made
+    up for one (zeros, a constant), which a network defined only on real states (a
+    normalisation by the norm, a Cholesky layer) cannot take. The losses equal the oracle's."""
+    b = batch(kind, layout, "mixed")  # some agent-steps terminated
+    rows = lambda x: x.reshape(-1, x.shape[-1])  # noqa: E731
+    live = ~b.terminated.reshape(-1)
+    known = torch.cat([rows(b.observation), rows(b.next_observation)[live]])
+    terminal = rows(b.next_observation)[~live]
+    _check(sac_done_states, kind, layout, b, True,
+           wrap=lambda a: KnownStatesActor(a, known, terminal),
+           what="actor defined on the batch's states only")

@@ -14,8 +14,9 @@ zero actions or zero values (pytorch/rl#2590, #2612, #2613). Here, instead:
   bootstrapped like any other;
 - skipping *neutralises* instead of compacting: for every network input under ``"next"``, the
   entries of terminated agent-steps are replaced by the same entries of the current step (a
-  state the actor and the Q-networks see anyway in the other loss terms; zeros when the input
-  has no current-step counterpart). Shapes never change, so fixed-batch actors and
+  state the actor and the Q-networks see anyway in the other loss terms: every network input
+  is read at the current step by those terms, so it is always there, in the same shape).
+  Shapes never change, so fixed-batch actors and
   centralised critics keep working, and no terminal observation reaches any network;
 - the mask keeps the terminated key's own batch dims (``[B, N, 1]`` under an agent group, or at
   the root) and is aligned to each input by dropping trailing dims (with ``all``: a per-row
@@ -23,17 +24,17 @@ zero actions or zero values (pytorch/rl#2590, #2612, #2613). Here, instead:
   of the input's, then broadcasting over the rest;
 - the next-state value of terminated agent-steps is set to exactly 0 (never ``0 * V``).
 
+The caller's tensordict is never written to, except for the priority (``td_error``) that
+TorchRL's losses write for prioritized replay buffers.
+
 Discrete SAC computes ``sum_a p log p`` with ``xlogy`` in both modes (exact, and 0 where an
 action has probability 0), so the two modes also agree when a probability underflows.
 """
 
 from __future__ import annotations
 
-import inspect
-
 import torch
-from tensordict import TensorDictBase, unravel_key_list
-from tensordict.nn import TensorDictModuleBase
+from tensordict import TensorDictBase
 from torchrl.envs.utils import ExplorationType, set_exploration_type
 from torchrl.objectives import DiscreteSACLoss as _TorchRLDiscreteSACLoss
 from torchrl.objectives import SACLoss as _TorchRLSACLoss
@@ -51,27 +52,26 @@ def align_mask(mask: torch.Tensor, shape: torch.Size) -> torch.Tensor:
 
 def neutralise(tensordict: TensorDictBase, next_td: TensorDictBase, keys, mask) -> None:
     """Replace, in ``next_td`` (in place), the entries of ``keys`` where ``mask`` is set by the
-    current-step entries of ``tensordict`` (zeros when there are none)."""
+    current-step entries of ``tensordict``. Every key is a network input, which the actor and
+    Q losses read at the current step: a batch without it (or with another shape there) fails
+    those terms anyway, so no fallback is needed."""
     for key in keys:
-        value = next_td.get(key, None)
-        if not isinstance(value, torch.Tensor):
-            continue
-        current = tensordict.get(key, None)
-        if not isinstance(current, torch.Tensor) or current.shape != value.shape:
-            current = torch.zeros_like(value)
-        next_td.set(key, torch.where(align_mask(mask, value.shape), current, value))
+        value = next_td.get(key)
+        next_td.set(key, torch.where(align_mask(mask, value.shape), tensordict.get(key), value))
 
 
 class _SkipTerminal:
     """What both losses share: which next states are skipped and how."""
 
-    def terminal_mask(self, next_td: TensorDictBase) -> torch.Tensor | None:
+    def terminal_mask(self, next_td: TensorDictBase) -> torch.Tensor:
         """The agent-steps whose next state is skipped: terminated ones, in the shape of the
-        terminated entry."""
+        terminated entry; done where the batch has no terminated entry (data written before
+        done was split, read by the value estimators the same way). A batch with neither
+        cannot be bootstrapped at all (the value estimator needs done)."""
         mask = next_td.get(self.tensor_keys.terminated, None)
         if mask is None:
-            mask = next_td.get(self.tensor_keys.done, None)
-        return None if mask is None else mask.bool()
+            mask = next_td.get(self.tensor_keys.done)
+        return mask.bool()
 
     def _network_inputs(self) -> set:
         keys = set(self.actor_network.in_keys) | set(self.qvalue_network.in_keys)
@@ -84,7 +84,7 @@ class _SkipTerminal:
         if not self.skip_done_states:
             return next_td, None
         mask = self.terminal_mask(next_td)
-        if mask is None or not mask.any():
+        if not mask.any():
             return next_td, None
         neutralise(tensordict, next_td, self._network_inputs(), mask)
         return next_td, mask
@@ -113,14 +113,20 @@ class SACLoss(_SkipTerminal, _TorchRLSACLoss):
             q = self._vmap_qnetworkN0(next_td, self.target_qvalue_network_params).get(
                 self.tensor_keys.state_action_value
             )
-            if q.shape[-next_log_prob.ndim:] != next_log_prob.shape:
-                next_log_prob = next_log_prob.unsqueeze(-1)
+            # q is [Q-networks, *batch, 1]; the log-prob [*batch] or [*batch, 1]
+            next_log_prob = next_log_prob.reshape(q.shape[1:])
             next_value = (q - self._alpha * next_log_prob).amin(0)
             return self._bootstrap(tensordict, next_value, mask)
 
 
 class DiscreteSACLoss(_SkipTerminal, _TorchRLDiscreteSACLoss):
     """Drop-in for ``torchrl.objectives.DiscreteSACLoss`` (torchrl 0.14), fixed as ``SACLoss``."""
+
+    # TorchRL declares this list on its class and tensordict turns it into a property when
+    # *that* class is first instantiated (TensorDictModuleBase.__new__ reads cls.__dict__
+    # only): declared here too, this class gets its own, whichever class is built first (else
+    # select_out_keys finds the raw list: 'list' object has no attribute 'fset')
+    out_keys = ["loss_actor", "loss_qvalue", "loss_alpha", "alpha", "entropy"]
 
     def _compute_target(self, tensordict: TensorDictBase) -> torch.Tensor:
         tensordict = tensordict.clone(False)
@@ -148,28 +154,10 @@ class DiscreteSACLoss(_SkipTerminal, _TorchRLDiscreteSACLoss):
             dist = self.actor_network.get_dist(tensordict.clone(False))
         prob = dist.probs
         log_prob = torch.where(prob > 0, dist.logits, torch.zeros_like(prob))
-        td_q = tensordict.select(*self.qvalue_network.in_keys, strict=False)
+        td_q = tensordict.select(*self.qvalue_network.in_keys)
         td_q = self._vmap_qnetworkN0(td_q, self._cached_detached_qvalue_params)
         min_q = td_q.get(self.tensor_keys.action_value).min(0)[0]
         loss = (prob * (self._alpha * log_prob - min_q)).sum(-1)
         loss = self._reduce_loss(loss, tensordict=tensordict, weights=weights)
         return loss, {"log_prob": (log_prob * prob).sum(-1).detach()}
 
-
-def _declare_out_keys_property(cls) -> None:
-    """tensordict turns a class-level ``out_keys`` list into a property the first time *that*
-    class is instantiated (``TensorDictModuleBase.__new__``); TorchRL's ``DiscreteSACLoss``
-    declares a list, and a subclass instantiated before its parent would find the raw list,
-    which breaks ``select_out_keys`` (``'list' object has no attribute 'fset'``). Do the
-    conversion on the subclass itself."""
-    declared = inspect.getattr_static(cls, "out_keys")
-    if isinstance(declared, property):
-        return
-    keys = unravel_key_list(list(declared))
-    cls._out_keys = keys
-    cls._out_keys_apparent = keys
-    cls.out_keys = TensorDictModuleBase.out_keys
-
-
-_declare_out_keys_property(SACLoss)
-_declare_out_keys_property(DiscreteSACLoss)

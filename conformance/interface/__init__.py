@@ -71,7 +71,9 @@ from conformance.interface.prioritized_replay import (
 from conformance.interface.sac_done_states import (
     SAC_LAYOUTS,
     SACBatch,
+    SACCallerBatch,
     SACDoneStates,
+    SACHeldBatch,
     SACNetworks,
     SACOutcome,
 )
@@ -85,6 +87,7 @@ CAPABILITIES: dict[str, dict[str, type]] = {
     "ppo_value_clipping": {"critic_loss_of": PPOLossFamily,
                            "critic_loss_with": PPOCriticOptions},
     "prioritized_replay": {"slice_buffer": PrioritizedSlices},
+    "sac_done_states": {"batch_around_loss": SACCallerBatch},
 }
 
 #: area name -> the protocol its attribute must satisfy (checked by conformance/test_interface.py)
@@ -104,6 +107,6 @@ __all__ = [
     "CompositeLogProb", "CompositeLogProbs", "CompositePPOChanged", "CompositePPOStep",
     "CriticLoss", "CriticReport", "Implementation", "PPOCriticOptions", "PPOLossFamily",
     "PPOValueClipping", "PrioritizedBuffer", "PrioritizedDraw", "PrioritizedReplay",
-    "PrioritizedSlices", "SACBatch", "SACDoneStates", "SACNetworks", "SACOutcome",
-    "TanhNormalMode", "TanhNormalScore", "Untestable",
+    "PrioritizedSlices", "SACBatch", "SACCallerBatch", "SACDoneStates", "SACHeldBatch",
+    "SACNetworks", "SACOutcome", "TanhNormalMode", "TanhNormalScore", "Untestable",
 ]

@@ -45,6 +45,10 @@ class SACBatch:
     ``("next", "agents", ...)``, next observation, reward, done, terminated; the root also has
     ``("next", "done")`` / ``("next", "terminated")`` [B, 1] (= all agents), which the loss must
     leave alone (its keys point into the group).
+
+    has_terminated False: the batch carries no terminated entry (data written before TorchRL
+    split done into terminated and truncated, 0.4); ``terminated`` then equals ``done`` and is
+    what a loss must take as the termination. Libraries without the split read it as before.
     """
 
     layout: str
@@ -54,6 +58,7 @@ class SACBatch:
     reward: torch.Tensor
     done: torch.Tensor
     terminated: torch.Tensor
+    has_terminated: bool = True
 
     @property
     def root_done(self) -> torch.Tensor:
@@ -106,3 +111,35 @@ class SACDoneStates(Protocol):
         with V(s') = min_i Qtarget_i(s', a') - alpha log pi(a'|s') (a' drawn at s'); for kind
         "discrete" the draws are replaced by exact expectations over the actions.
         """
+
+
+@dataclass
+class SACHeldBatch:
+    """The caller's batch around one loss call, each entry by its key path (a tuple of str;
+    the key names are the implementation's own). ``before``: copies taken just before the
+    call; ``after``: what the very batch object the loss was given holds just after it;
+    ``written``: the entries the loss may write into its input (TorchRL: the priority,
+    ``"td_error"``, which prioritized replay buffers read back, and the outputs of the actor
+    run on the current step, which tensordict modules write where they run); nothing under
+    ``"next"``."""
+
+    before: dict[tuple[str, ...], torch.Tensor]
+    after: dict[tuple[str, ...], torch.Tensor]
+    written: tuple[tuple[str, ...], ...]
+
+
+class SACCallerBatch(Protocol):
+    """The caller's batch around a loss call (optional capability)."""
+
+    def batch_around_loss(
+        self,
+        *,
+        networks: SACNetworks,
+        batch: SACBatch,
+        skip_done_states: bool | None,
+        alpha: float,
+        gamma: float,
+        target_entropy: float,
+    ) -> SACHeldBatch:
+        """Build and evaluate the loss exactly as ``SACDoneStates.loss`` does, on a batch the
+        caller keeps, and return that batch's entries before and after the call."""

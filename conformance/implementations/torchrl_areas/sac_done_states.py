@@ -18,7 +18,7 @@ import copy
 import torch
 
 from conformance.implementations.introspect import accepts, quiet
-from conformance.interface import SACBatch, SACNetworks, SACOutcome
+from conformance.interface import SACBatch, SACHeldBatch, SACNetworks, SACOutcome
 
 FLAG = "skip_done_states"
 FLAG_PR = "https://github.com/pytorch/rl/pull/2613"
@@ -65,16 +65,23 @@ def _tensordict(batch: SACBatch):
 
     b = batch.reward.shape[0]
     steps = {"observation": batch.observation, "action": batch.action}
-    nxt = {"observation": batch.next_observation, "reward": batch.reward,
-           "done": batch.done, "terminated": batch.terminated}
+    nxt = {"observation": batch.next_observation, "reward": batch.reward, "done": batch.done}
+    root = {"done": batch.root_done}
+    if batch.has_terminated:  # else: data from before done was split (done is termination)
+        nxt["terminated"] = batch.terminated
+        root["terminated"] = batch.root_terminated
     if batch.layout == "nested":
         n = batch.reward.shape[1]
         return TensorDict({
             "agents": TensorDict(steps, [b, n]),
-            "next": TensorDict({"agents": TensorDict(nxt, [b, n]), "done": batch.root_done,
-                                "terminated": batch.root_terminated}, [b]),
+            "next": TensorDict({"agents": TensorDict(nxt, [b, n]), **root}, [b]),
         }, [b])
     return TensorDict({**steps, "next": TensorDict(nxt, [b])}, [b])
+
+
+def _entries(td) -> dict[tuple[str, ...], torch.Tensor]:
+    return {k if isinstance(k, tuple) else (k,): v
+            for k, v in td.items(include_nested=True, leaves_only=True)}
 
 
 class TorchRLSACDoneStates:
@@ -139,8 +146,25 @@ class TorchRLSACDoneStates:
                                alpha, gamma, target_entropy)
             return self._evaluate(loss, networks, batch)
 
-    def _evaluate(self, loss, networks, batch) -> SACOutcome:
-        out = loss(_tensordict(batch))
+    def batch_around_loss(self, *, networks, batch, skip_done_states, alpha, gamma,
+                          target_entropy) -> SACHeldBatch:
+        """The tensordict handed to the loss, read before and after the call."""
+        prefix = ("agents",) if batch.layout == "nested" else ()
+        held = _tensordict(batch)
+        before = _entries(held.clone())
+        with quiet():
+            loss = self._build(networks, prefix, batch.action.shape[-1], skip_done_states,
+                               alpha, gamma, target_entropy)
+            self._evaluate(loss, networks, batch, held)
+        priority = getattr(loss.tensor_keys, "priority", "td_error")
+        # TorchRL's SACLoss runs its actor on the batch itself (DiscreteSACLoss on a copy):
+        # tensordict modules write their outputs where they run, at the current step
+        actor = [(*prefix, name) for name in networks.actor_outputs]
+        return SACHeldBatch(before=before, after=_entries(held), written=(
+            priority if isinstance(priority, tuple) else (priority,), *actor))
+
+    def _evaluate(self, loss, networks, batch, held=None) -> SACOutcome:
+        out = loss(_tensordict(batch) if held is None else held)
         losses = {k: out.get(k).detach().to(torch.float64)
                   for k in ("loss_actor", "loss_qvalue", "loss_alpha")}
         return SACOutcome(
