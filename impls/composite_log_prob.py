@@ -34,7 +34,8 @@ import functools
 import torch
 from tensordict import TensorDict, TensorDictBase
 from tensordict.nn import CompositeDistribution as _TensorDictCompositeDistribution
-from tensordict.nn import composite_lp_aggregate, set_composite_lp_aggregate
+from tensordict.nn import composite_lp_aggregate
+
 # upstream's own naming of a head's log-prob entry (<sample key>_log_prob), so that the keys
 # written here are the keys tensordict's modules and TorchRL's losses look for
 from tensordict.nn.distributions.composite import _add_suffix
