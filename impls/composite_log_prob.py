@@ -52,8 +52,8 @@ class CompositeKeyError(KeyError):
 
 
 def _entries(td: TensorDictBase) -> list:
-    """The leaf keys a tensordict holds, for error messages."""
-    return list(td.keys(include_nested=True, leaves_only=True))
+    """The keys a tensordict holds, nested ones included, for error messages."""
+    return list(td.keys(include_nested=True))
 
 
 def composite_sample_keys(distribution_map, name_map=None) -> dict:
@@ -102,12 +102,11 @@ class CompositeDistribution(_TensorDictCompositeDistribution):
                  extra_kwargs=None, log_prob_key=None, entropy_key=None):
         write_keys = composite_sample_keys(distribution_map, name_map)
         self._batch_shape = params.shape
-        self._event_shape = torch.Size()
         extra_kwargs = {unravel_key(k): v for k, v in (extra_kwargs or {}).items()}
         dists = {}
         for head, dist_class in distribution_map.items():
             head = unravel_key(head)
-            head_params = params.get(head, None)
+            head_params = params.get(head)  # None when absent
             if head_params is None:
                 raise CompositeKeyError(
                     f"distribution_map declares head {head!r}, but the parameters hold no entry "
@@ -126,7 +125,7 @@ class CompositeDistribution(_TensorDictCompositeDistribution):
 
     # -------------------------------------------------------------- scoring one head
     def _value(self, key, dist, sample: TensorDictBase) -> torch.Tensor:
-        value = sample.get(key, None)
+        value = sample.get(key)  # None when absent
         if value is None:
             raise CompositeKeyError(
                 f"the sample has no entry {key!r} for a head of {type(self).__name__} "
@@ -242,15 +241,10 @@ class ProbabilisticActor(_TorchRLProbabilisticActor):
             else:
                 declared = [unravel_key(k) for k in
                             ([out_keys] if isinstance(out_keys, (str, tuple)) else out_keys)]
-                never = [k for k in declared if k not in written]
-                if never or len(declared) != len(written):
-                    what = f"out_keys declare {never[0] if never else declared!r}, but"
-                    if name_map is None:
-                        raise CompositeKeyError(
-                            f"{what} without a name_map the composite distribution writes each "
-                            f"sample at its distribution_map key: {written}; declare those "
-                            "out_keys, or pass a name_map to write the samples elsewhere")
+                # the same keys, each once, in any order (repr: str and tuple keys do not compare)
+                if sorted(map(repr, declared)) != sorted(map(repr, written)):
                     raise CompositeKeyError(
-                        f"{what} the name_map writes the composite distribution's samples to "
-                        f"{written}; declare exactly those out_keys (one per head)")
+                        f"out_keys declare {declared}, but the composite distribution (name_map="
+                        f"{name_map}) writes its samples to {written}: declare exactly those "
+                        f"out_keys, one per head, or a name_map that writes them to {declared}")
         super().__init__(module, in_keys, out_keys, spec=spec, **kwargs)

@@ -32,8 +32,7 @@ MUTANTS = {
     "SINGLETON_AFTER_DIM_1": ("value.shape[-1] == 1 and", "value.shape[+1] == 1 and"),
     "MEAN_OF_NORMAL_REFUSED": ("m.numel() and bool(torch.isnan(m).all())",
                                "m.numel() and not bool(torch.isnan(m).all())"),
-    "MISSING_HEAD_LISTS_NOTHING": ("include_nested=True, leaves_only=True",
-                                   "include_nested=False, leaves_only=True"),
+    "MISSING_HEAD_LISTS_NOTHING": ("td.keys(include_nested=True)", "td.keys(include_nested=False)"),
 }
 
 
