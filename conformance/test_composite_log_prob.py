@@ -28,7 +28,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance import device
+from conformance import capabilities, device
 from conformance._assertions import assert_close, message
 from conformance.interface import (
     COMPOSITE_EXPLORATION_TYPES,
@@ -502,6 +502,35 @@ def test_sample_without_a_head_is_refused_naming_it(composite_log_prob):
     raise AssertionError(message(
         "a sample without a head's action was scored", params=params, expected=expected,
         actual=f"aggregate {got.aggregate}"))
+
+
+@pytest.fixture
+def with_sum(request, impl, composite_log_prob):
+    return capabilities.require(request, impl, "composite_log_prob", composite_log_prob,
+                                "log_prob_with_sum")
+
+
+@pytest.mark.parametrize("in_place", [True, False],
+                         ids=lambda p: "mode=in-place" if p else "mode=include_sum")
+@pytest.mark.parametrize("heads_name", list(HEADS), ids=lambda h: f"heads={h}")
+def test_log_prob_composite_includes_the_sum(with_sum, heads_name, in_place):
+    """``log_prob_composite`` gives the per-head log-probs and, asked for it, their sum at the
+    distribution's log-prob key in one call: under ``set_composite_lp_aggregate(True)`` by
+    default and in the sample itself, or with ``include_sum=True`` in a new tensordict under
+    ``False`` (its default). Both equal the oracle; a sum left out, or written to the returned
+    tensordict when the caller reads the sample, fails as "no aggregate log-prob" / "no
+    log-prob written"."""
+    heads = HEADS[heads_name](seed=12)
+    g = torch.Generator().manual_seed(12)
+    actions = {h: (torch.randint(x.params["logits"].shape[-1], (B,), generator=g)
+                   if x.kind == "categorical" else
+                   x.params["loc"] + x.params["scale"] * torch.randn(B, 2, generator=g))
+               for h, x in heads.items()}
+    params = {"heads": describe(heads), "mode": "in place" if in_place else "include_sum=True",
+              "seed": 12}
+    got = _returned(with_sum.log_prob_with_sum(device.put(heads), device.put(actions),
+                                               in_place=in_place), "log_prob_with_sum()")
+    check_log_probs(got, heads, actions, params=params)
 
 
 # ------------------------------------------------------------------ gradients

@@ -128,7 +128,7 @@ class CompositeDistribution(_TensorDictCompositeDistribution):
         value = sample.get(key)  # None when absent
         if value is None:
             raise CompositeKeyError(
-                f"the sample has no entry {key!r} for a head of {type(self).__name__} "
+                f"the sample has no entry {key!r} for a head of the composite distribution "
                 f"(sample entries: {_entries(sample)})")
         expected = dist.batch_shape + dist.event_shape
         n = len(expected)

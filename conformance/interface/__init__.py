@@ -51,6 +51,7 @@ from conformance.interface.composite_log_prob import (
     CompositeHead,
     CompositeLogProb,
     CompositeLogProbs,
+    CompositeLogProbWithSum,
     CompositePPOChanged,
     CompositePPOStep,
 )
@@ -79,7 +80,8 @@ from conformance.interface.tanh_normal_mode import TanhNormalMode, TanhNormalSco
 CAPABILITIES: dict[str, dict[str, type]] = {
     "tanh_normal_mode": {"sample_and_score": TanhNormalScore},
     "composite_log_prob": {"ppo_step_changed": CompositePPOChanged,
-                           "entropy_loss": CompositeEntropy},
+                           "entropy_loss": CompositeEntropy,
+                           "log_prob_with_sum": CompositeLogProbWithSum},
     "ppo_value_clipping": {"critic_loss_of": PPOLossFamily},
     "prioritized_replay": {"slice_buffer": PrioritizedSlices},
 }
@@ -98,7 +100,8 @@ assert set(CAPABILITIES) <= set(AREAS), "CAPABILITIES must name areas of conform
 __all__ = [
     "AREAS", "CAPABILITIES", "COMPOSITE_EXPLORATION_TYPES", "COMPOSITE_MISCONFIGURATIONS",
     "PPO_LOSS_CLASSES", "PROTOCOLS", "SAC_LAYOUTS", "CompositeEntropy", "CompositeHead",
-    "CompositeLogProb", "CompositeLogProbs", "CompositePPOChanged", "CompositePPOStep",
+    "CompositeLogProb", "CompositeLogProbWithSum", "CompositeLogProbs", "CompositePPOChanged",
+    "CompositePPOStep",
     "CriticLoss", "Implementation", "PPOLossFamily", "PPOValueClipping", "PrioritizedBuffer",
     "PrioritizedDraw", "PrioritizedReplay", "PrioritizedSlices", "SACBatch", "SACDoneStates",
     "SACNetworks", "SACOutcome", "TanhNormalMode", "TanhNormalScore", "Untestable",

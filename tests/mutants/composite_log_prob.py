@@ -75,6 +75,11 @@ class _PureTorch:
         per_head, agg = self._score(heads, actions, len(sample_batch_shape))
         return CompositeLogProbs({}, per_head, agg, dict(_WHERE))
 
+    def log_prob_with_sum(self, heads, actions, *, in_place):
+        # one call gives the heads and their sum here whatever the mode
+        return self.log_prob(heads, actions,
+                             sample_batch_shape=next(iter(heads.values())).batch_shape)
+
     def ppo_step(self, heads, *, advantage, clip_epsilon, seed, trailing_singleton):
         with torch.no_grad():
             collected = self.actor(heads, exploration="random", seed=seed)

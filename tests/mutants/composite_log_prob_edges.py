@@ -12,7 +12,11 @@ sample missing a head, a [B, 2, 1] stored action).
   so a Normal over d = 1 with leading sample dims loses its event dim;
 - ``SINGLETON_AFTER_DIM_1``: the stored trailing singleton is looked for at dim 1, not -1;
 - ``MEAN_OF_NORMAL_REFUSED``: ``mean`` refuses the heads that have one;
-- ``MISSING_HEAD_LISTS_NOTHING``: the error for a missing head lists no entry of the sample.
+- ``MISSING_HEAD_LISTS_NOTHING``: the error for a missing head lists no entry of the sample;
+- ``SUM_WHEN_NOT_ASKED``: ``log_prob_composite`` reads ``include_sum`` backwards (no sum when
+  asked for it, nor by default under ``set_composite_lp_aggregate(True)``);
+- ``IN_PLACE_WRITES_NOTHING``: under ``set_composite_lp_aggregate(True)`` the entries never
+  reach the sample.
 """
 
 from __future__ import annotations
@@ -33,6 +37,9 @@ MUTANTS = {
     "MEAN_OF_NORMAL_REFUSED": ("m.numel() and bool(torch.isnan(m).all())",
                                "m.numel() and not bool(torch.isnan(m).all())"),
     "MISSING_HEAD_LISTS_NOTHING": ("td.keys(include_nested=True)", "td.keys(include_nested=False)"),
+    "SUM_WHEN_NOT_ASKED": ("aggregate if include_sum is None else include_sum",
+                           "aggregate if include_sum is not None else include_sum"),
+    "IN_PLACE_WRITES_NOTHING": ("return sample.update(entries)", "return sample.update({})"),
 }
 
 
@@ -54,4 +61,7 @@ SINGLETON_AFTER_DIM_1 = reference_with_edit("SINGLETON_AFTER_DIM_1", *MUTANTS["S
 MEAN_OF_NORMAL_REFUSED = reference_with_edit("MEAN_OF_NORMAL_REFUSED", *MUTANTS["MEAN_OF_NORMAL_REFUSED"])
 MISSING_HEAD_LISTS_NOTHING = reference_with_edit("MISSING_HEAD_LISTS_NOTHING",
                                                  *MUTANTS["MISSING_HEAD_LISTS_NOTHING"])
+SUM_WHEN_NOT_ASKED = reference_with_edit("SUM_WHEN_NOT_ASKED", *MUTANTS["SUM_WHEN_NOT_ASKED"])
+IN_PLACE_WRITES_NOTHING = reference_with_edit("IN_PLACE_WRITES_NOTHING",
+                                              *MUTANTS["IN_PLACE_WRITES_NOTHING"])
 UNMUTATED = reference_with_edit("UNMUTATED", "", "")

@@ -12,7 +12,8 @@ pytestmark = pytest.mark.slow
 SPEC = "conformance/test_composite_log_prob.py"
 MODULE = "tests.mutants.composite_log_prob_edges"
 SELECTED = ("out_of_range or leading_sample_dims or mean_exploration_with_normal_heads "
-            "or without_a_head or trailing-singleton-batch")
+            "or without_a_head or trailing-singleton-batch or includes_the_sum")
+WITH_SUM = "test_log_prob_composite_includes_the_sum"
 OUT_OF_RANGE = "test_out_of_range_categorical_action_is_refused_naming_the_head"
 NOT_REFUSED = "is not refused with a ValueError naming its head"
 # mutant -> [(spec id fragment, text its failure message must contain)]
@@ -33,6 +34,12 @@ FAILS = {
                                 "the actor raised under exploration=mean")],
     "MISSING_HEAD_LISTS_NOTHING": [("test_sample_without_a_head_is_refused_naming_it",
                                     "is not refused with a KeyError naming the head")],
+    "SUM_WHEN_NOT_ASKED": [(f"{WITH_SUM}[SUM_WHEN_NOT_ASKED-heads=seed-mode=in-place]",
+                            "no aggregate log-prob"),
+                           (f"{WITH_SUM}[SUM_WHEN_NOT_ASKED-heads=mixed-mode=include_sum]",
+                            "no aggregate log-prob")],
+    "IN_PLACE_WRITES_NOTHING": [(f"{WITH_SUM}[IN_PLACE_WRITES_NOTHING-heads=seed-mode=in-place]",
+                                 "no log-prob written for head")],
 }
 
 
@@ -58,6 +65,6 @@ def test_mutant_fails_the_edge_spec(suite_run, mutant):
 
 def test_the_unmutated_construction_passes(suite_run):
     rows = suite_run.rows(implementation="UNMUTATED")
-    # 2 out-of-range + 1 leading dims + 2 MEAN + 1 missing head + 2 [B, 2] layouts
-    assert len(rows) == 8 and all(r["outcome"] == "pass" for r in rows), [
+    # 2 out-of-range + 1 leading dims + 2 MEAN + 1 missing head + 2 [B, 2] layouts + 4 sums
+    assert len(rows) == 12 and all(r["outcome"] == "pass" for r in rows), [
         (r["nodeid"], r["outcome"], r["message"][:300]) for r in rows]
