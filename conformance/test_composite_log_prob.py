@@ -428,17 +428,22 @@ def test_actions_with_leading_sample_dims(composite_log_prob):
         want = expected[h]
         if head.kind == "normal" and lp.shape == want.shape + (1,):
             want = want.unsqueeze(-1)  # stored element-wise over its d = 1
+        cause = next(filter(None, (oracle.diagnose_head(lp[s], head, actions[h][s])
+                                   for s in range(S) if lp.shape[:1] == (S,))), None)
         assert_close(f"log-prob of head {h!r} of [S, B] samples (read from {got.where.get(h, '?')}) "
                      "!= float64 oracle per sample", lp, want,
                      atol=tolerance({h: head}, want.squeeze(-1) if want.ndim == 3 else want)
-                     .reshape(want.shape), params=params)
+                     .reshape(want.shape), params=params, cause=cause)
     total = sum(expected.values())
     if got.aggregate is None:
         raise AssertionError(message("no aggregate log-prob", params=params,
                                      expected="the joint log-prob [S, B]", actual=None))
+    agg = torch.as_tensor(got.aggregate).detach().double()
+    cause = (next(filter(None, (oracle.diagnose(agg[s], heads, {h: a[s] for h, a in actions.items()})
+                                for s in range(S))), None) if agg.shape == (S, B) else None)
     assert_close(f"aggregate log-prob of [S, B] samples (read from {got.where.get('aggregate', '?')}) "
-                 "!= sum of the heads' float64 log-probs", got.aggregate, total,
-                 atol=tolerance(heads, total), params=params)
+                 "!= sum of the heads' float64 log-probs", agg, total,
+                 atol=tolerance(heads, total), params=params, cause=cause)
 
 
 @pytest.mark.parametrize("bad", ["n", "-1"], ids=lambda b: f"action={b}")
