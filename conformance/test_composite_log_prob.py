@@ -510,6 +510,31 @@ def test_sample_without_a_head_is_refused_naming_it(composite_log_prob):
 
 
 @pytest.fixture
+def declared_keys(request, impl, composite_log_prob):
+    return capabilities.require(request, impl, "composite_log_prob", composite_log_prob,
+                                "actor_out_keys")
+
+
+@pytest.mark.parametrize("heads_name", list(HEADS), ids=lambda h: f"heads={h}")
+def test_actor_declares_the_keys_it_writes(declared_keys, heads_name):
+    """The actor's ``out_keys`` name every head's sample key, ``("action", head)``, as its
+    name_map writes them: what a collector, a loss or an environment's spec check reads to
+    find the action, whatever distribution class (tensordict's, or a subclass of it) the
+    actor was given. Declaring ``"action"`` alone (TorchRL's default for a distribution class
+    it does not recognise as composite) does not name them."""
+    heads = HEADS[heads_name](seed=13)
+    declared = declared_keys.actor_out_keys(heads)
+    params = {"heads": describe(heads), "name_map": {h: ("action", h) for h in heads}}
+    missing = [("action", h) for h in heads
+               if ("action", h) not in [k if isinstance(k, str) else tuple(k) for k in declared]]
+    if missing:
+        raise AssertionError(message(
+            "the actor's out_keys do not name the keys its samples are written to", params=params,
+            expected=f"out_keys including {[('action', h) for h in heads]}",
+            actual=f"out_keys {declared}; missing {missing}"))
+
+
+@pytest.fixture
 def with_sum(request, impl, composite_log_prob):
     return capabilities.require(request, impl, "composite_log_prob", composite_log_prob,
                                 "log_prob_with_sum")

@@ -47,6 +47,7 @@ from conformance.interface.base import Implementation, Untestable
 from conformance.interface.composite_log_prob import (
     COMPOSITE_EXPLORATION_TYPES,
     COMPOSITE_MISCONFIGURATIONS,
+    CompositeDeclaredKeys,
     CompositeEntropy,
     CompositeHead,
     CompositeLogProb,
@@ -81,7 +82,8 @@ CAPABILITIES: dict[str, dict[str, type]] = {
     "tanh_normal_mode": {"sample_and_score": TanhNormalScore},
     "composite_log_prob": {"ppo_step_changed": CompositePPOChanged,
                            "entropy_loss": CompositeEntropy,
-                           "log_prob_with_sum": CompositeLogProbWithSum},
+                           "log_prob_with_sum": CompositeLogProbWithSum,
+                           "actor_out_keys": CompositeDeclaredKeys},
     "ppo_value_clipping": {"critic_loss_of": PPOLossFamily},
     "prioritized_replay": {"slice_buffer": PrioritizedSlices},
 }
@@ -99,7 +101,8 @@ assert set(CAPABILITIES) <= set(AREAS), "CAPABILITIES must name areas of conform
 
 __all__ = [
     "AREAS", "CAPABILITIES", "COMPOSITE_EXPLORATION_TYPES", "COMPOSITE_MISCONFIGURATIONS",
-    "PPO_LOSS_CLASSES", "PROTOCOLS", "SAC_LAYOUTS", "CompositeEntropy", "CompositeHead",
+    "PPO_LOSS_CLASSES", "PROTOCOLS", "SAC_LAYOUTS", "CompositeDeclaredKeys", "CompositeEntropy",
+    "CompositeHead",
     "CompositeLogProb", "CompositeLogProbWithSum", "CompositeLogProbs", "CompositePPOChanged",
     "CompositePPOStep",
     "CriticLoss", "Implementation", "PPOLossFamily", "PPOValueClipping", "PrioritizedBuffer",

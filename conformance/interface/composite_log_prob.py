@@ -152,3 +152,13 @@ class CompositeLogProbWithSum(Protocol):
         ``include_sum=True`` under ``set_composite_lp_aggregate(False)`` (a new tensordict
         is returned: read them there). ``aggregate``: the sum entry."""
         ...
+
+
+class CompositeDeclaredKeys(Protocol):
+    """§2: the keys a composite actor declares (``actor.out_keys``)."""
+
+    def actor_out_keys(self, heads: dict[str, CompositeHead]) -> list:
+        """Build the actor of :meth:`CompositeLogProb.actor` (under
+        ``set_composite_lp_aggregate(False)`` where the switch exists) and return its
+        ``out_keys`` as TorchRL reports them, each a string or a tuple of strings."""
+        ...

@@ -90,6 +90,9 @@ class _PureTorch:
         per_head, agg = self._score(heads, actions, len(sample_batch_shape))
         return CompositeLogProbs({}, per_head, agg, dict(_WHERE))
 
+    def actor_out_keys(self, heads):
+        return [("action", h) for h in heads] + [("action", f"{h}_log_prob") for h in heads]
+
     def log_prob_with_sum(self, heads, actions, *, in_place):
         # one call gives the heads and their sum here whatever the mode
         return self.log_prob(heads, actions,

@@ -15,6 +15,8 @@ sample missing a head, a [B, 2, 1] stored action).
 - ``MISSING_HEAD_LISTS_NOTHING``: the error for a missing head lists no entry of the sample;
 - ``SUM_WHEN_NOT_ASKED``: ``log_prob_composite`` reads ``include_sum`` backwards (no sum when
   asked for it, nor by default under ``set_composite_lp_aggregate(True)``);
+- ``OUT_KEYS_LEFT_TO_TORCHRL``: the actor leaves out_keys to TorchRL's inference, which
+  declares ``"action"`` for a subclass of the composite class;
 - ``IN_PLACE_WRITES_NOTHING``: under ``set_composite_lp_aggregate(True)`` the entries never
   reach the sample.
 """
@@ -40,6 +42,8 @@ MUTANTS = {
     "SUM_WHEN_NOT_ASKED": ("aggregate if include_sum is None else include_sum",
                            "aggregate if include_sum is not None else include_sum"),
     "IN_PLACE_WRITES_NOTHING": ("return sample.update(entries)", "return sample.update({})"),
+    "OUT_KEYS_LEFT_TO_TORCHRL": ("                out_keys = written\n",
+                                 "                out_keys = None\n"),
 }
 
 
@@ -64,4 +68,6 @@ MISSING_HEAD_LISTS_NOTHING = reference_with_edit("MISSING_HEAD_LISTS_NOTHING",
 SUM_WHEN_NOT_ASKED = reference_with_edit("SUM_WHEN_NOT_ASKED", *MUTANTS["SUM_WHEN_NOT_ASKED"])
 IN_PLACE_WRITES_NOTHING = reference_with_edit("IN_PLACE_WRITES_NOTHING",
                                               *MUTANTS["IN_PLACE_WRITES_NOTHING"])
+OUT_KEYS_LEFT_TO_TORCHRL = reference_with_edit("OUT_KEYS_LEFT_TO_TORCHRL",
+                                               *MUTANTS["OUT_KEYS_LEFT_TO_TORCHRL"])
 UNMUTATED = reference_with_edit("UNMUTATED", "", "")

@@ -12,7 +12,8 @@ pytestmark = pytest.mark.slow
 SPEC = "conformance/test_composite_log_prob.py"
 MODULE = "tests.mutants.composite_log_prob_edges"
 SELECTED = ("out_of_range or leading_sample_dims or mean_exploration_with_normal_heads "
-            "or without_a_head or trailing-singleton-batch or includes_the_sum")
+            "or without_a_head or trailing-singleton-batch or includes_the_sum "
+            "or declares_the_keys")
 WITH_SUM = "test_log_prob_composite_includes_the_sum"
 OUT_OF_RANGE = "test_out_of_range_categorical_action_is_refused_naming_the_head"
 NOT_REFUSED = "is not refused with a ValueError naming its head"
@@ -38,6 +39,8 @@ FAILS = {
                             "no aggregate log-prob"),
                            (f"{WITH_SUM}[SUM_WHEN_NOT_ASKED-heads=mixed-mode=include_sum]",
                             "no aggregate log-prob")],
+    "OUT_KEYS_LEFT_TO_TORCHRL": [("test_actor_declares_the_keys_it_writes[OUT_KEYS_LEFT_TO_TORCHRL-heads=seed]",
+                                  "do not name the keys its samples are written to")],
     "IN_PLACE_WRITES_NOTHING": [(f"{WITH_SUM}[IN_PLACE_WRITES_NOTHING-heads=seed-mode=in-place]",
                                  "no log-prob written for head")],
 }
@@ -66,5 +69,6 @@ def test_mutant_fails_the_edge_spec(suite_run, mutant):
 def test_the_unmutated_construction_passes(suite_run):
     rows = suite_run.rows(implementation="UNMUTATED")
     # 2 out-of-range + 1 leading dims + 2 MEAN + 1 missing head + 2 [B, 2] layouts + 4 sums
-    assert len(rows) == 12 and all(r["outcome"] == "pass" for r in rows), [
+    # + 2 declared keys
+    assert len(rows) == 14 and all(r["outcome"] == "pass" for r in rows), [
         (r["nodeid"], r["outcome"], r["message"][:300]) for r in rows]

@@ -237,6 +237,13 @@ class TensorDictComposite:
                 where[h] = f"{how(False)}[{_key_text(_lp_key(h))}]"
         return CompositeLogProbs({}, lps, agg, where)
 
+    def actor_out_keys(self, heads):
+        """§2 capability: the actor's ``out_keys`` (built as :meth:`actor` builds it)."""
+        with quiet():
+            with self._aggregate(False):
+                actor = self._build(heads)
+                return [k if isinstance(k, str) else tuple(k) for k in actor.out_keys]
+
     def log_prob_with_sum(self, heads, actions, *, in_place):
         """§2 capability: ``log_prob_composite`` with the sum included, at the log-prob key
         given to the distribution (tensordict >= 0.6; before, ``"sample_log_prob"``)."""
