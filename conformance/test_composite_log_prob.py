@@ -28,7 +28,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance import device
+from conformance import capabilities, device
 from conformance._assertions import assert_close, message
 from conformance.interface import (
     COMPOSITE_EXPLORATION_TYPES,
@@ -203,22 +203,15 @@ def check_actions(got, heads, exploration, *, params):
 
 # ------------------------------------------------------------------ the actor
 
-@pytest.mark.parametrize("exploration", COMPOSITE_EXPLORATION_TYPES, ids=lambda e: f"exploration={e}")
-@pytest.mark.parametrize("heads_name", list(HEADS), ids=lambda h: f"heads={h}")
-def test_actor_log_probs_match_oracle(composite_log_prob, heads_name, exploration):
-    """The actor writes an action and a log-prob per head plus the aggregate, equal to the
-    oracle at the actions it wrote. MODE / DETERMINISTIC give the argmax (categorical) and loc
-    (normal). A categorical head has no mean: under MEAN an implementation may raise an error
-    naming that head, but never feed NaN to log_prob (the "index -9223372036854775808 is out
-    of bounds" of rl#2402), and anything it returns must be right."""
-    heads = HEADS[heads_name]()
-    params = {"heads": describe(heads), "batch": (B,), "exploration": exploration, "seed": 0}
-    if exploration not in composite_log_prob.exploration_types:
+def check_actor_run(area, heads, exploration, *, params, seed=0):
+    """Run the actor under ``exploration`` and check what it wrote against the oracle; under
+    MEAN, an error naming a categorical head (which has no mean) is accepted instead."""
+    __tracebackhide__ = True
+    if exploration not in area.exploration_types:
         raise AssertionError(message("exploration type not supported", params=params,
-                                     expected=exploration,
-                                     actual=composite_log_prob.exploration_types))
+                                     expected=exploration, actual=area.exploration_types))
     try:
-        got = actor(composite_log_prob, heads, exploration=exploration, seed=0)
+        got = actor(area, heads, exploration=exploration, seed=seed)
     except NotImplementedError:
         # judged by the plugin (not applicable only when the implementation declares it), never
         # taken for the "error naming the head" accepted below
@@ -232,13 +225,55 @@ def test_actor_log_probs_match_oracle(composite_log_prob, heads_name, exploratio
         raise AssertionError(message(
             f"the actor raised under exploration={exploration}", params=params,
             expected="actions and log-probs" + (", or an error naming a categorical head"
-                                                if exploration == "mean" else ""),
+                                                if exploration == "mean" and categorical else ""),
             actual=text.splitlines()[0][:300],
             cause=("Categorical has no mean: NaN actions reach log_prob and gather (rl#2402)"
                    if "out of bounds" in text else None),
             link=RL_2402)) from None
     check_actions(got, heads, exploration, params=params)
     check_log_probs(got, heads, got.actions, params=params)
+
+
+@pytest.mark.parametrize("exploration", COMPOSITE_EXPLORATION_TYPES, ids=lambda e: f"exploration={e}")
+@pytest.mark.parametrize("heads_name", list(HEADS), ids=lambda h: f"heads={h}")
+def test_actor_log_probs_match_oracle(composite_log_prob, heads_name, exploration):
+    """The actor writes an action and a log-prob per head plus the aggregate, equal to the
+    oracle at the actions it wrote. MODE / DETERMINISTIC give the argmax (categorical) and loc
+    (normal). A categorical head has no mean: under MEAN an implementation may raise an error
+    naming that head, but never feed NaN to log_prob (the "index -9223372036854775808 is out
+    of bounds" of rl#2402), and anything it returns must be right."""
+    heads = HEADS[heads_name]()
+    params = {"heads": describe(heads), "batch": (B,), "exploration": exploration, "seed": 0}
+    check_actor_run(composite_log_prob, heads, exploration, params=params)
+
+
+def normal_heads(batch=(B,), *, seed=0) -> dict[str, CompositeHead]:
+    """action1: element-wise Normal over d = 2, action2: element-wise Normal over d = 3."""
+    g = torch.Generator().manual_seed(seed)
+    return {h: CompositeHead("normal", {"loc": torch.randn(*batch, d, generator=g),
+                                        "scale": 0.5 + torch.rand(*batch, d, generator=g)})
+            for h, d in (("action1", 2), ("action2", 3))}
+
+
+def normal_first_heads(batch=(B,), *, seed=0) -> dict[str, CompositeHead]:
+    """The mixed heads with the Normal listed first: action1 Normal(d=2), action2 Categorical(8)."""
+    mixed = mixed_heads(batch, seed=seed)
+    return {"action1": mixed["action2"], "action2": mixed["action1"]}
+
+
+MEAN_HEADS = {"normal": normal_heads, "normal-first": normal_first_heads}
+
+
+@pytest.mark.parametrize("heads_name", list(MEAN_HEADS), ids=lambda h: f"heads={h}")
+def test_mean_exploration_with_normal_heads(composite_log_prob, heads_name):
+    """ExplorationType.MEAN on a composite with no categorical head gives every Normal head's
+    loc, bit for bit, and log-probs equal to the oracle there; with the Normal head listed
+    first, the categorical head that follows it has no mean: an error naming it, or right
+    actions and log-probs (never NaN fed to log_prob, rl#2402). Checked as the seed spec
+    checks MEAN (``check_actor_run``)."""
+    heads = MEAN_HEADS[heads_name](seed=8)
+    params = {"heads": describe(heads), "batch": (B,), "exploration": "mean", "seed": 8}
+    check_actor_run(composite_log_prob, heads, "mean", params=params, seed=8)
 
 
 @pytest.mark.parametrize("exploration", ["random", "deterministic"], ids=lambda e: f"exploration={e}")
@@ -300,6 +335,9 @@ SAMPLE_LAYOUTS = {
     "sample-batch=[]": ((B,), (), False),
     "sample-batch=[B]-of-[B,T]": ((B, T), (B,), False),
     "trailing-singleton": ((B,), (B,), True),
+    # a [B, 2] batch (two agents, say) whose categorical actions are stored as [B, 2, 1]: the
+    # singleton is the last dim after a batch dim of size 2, not after one of size 1
+    "trailing-singleton-batch=[B,2]": ((B, 2), (B, 2), True),
 }
 
 
@@ -310,7 +348,8 @@ def test_aggregate_does_not_depend_on_the_sample_tensordict(composite_log_prob, 
     arrives in: a sample tensordict with batch_size [] holding [B] actions must not be summed
     over the batch; one of batch [B] holding [B, T] actions (a MARL sub-tensordict with fewer
     batch dims) must not be summed over T; a categorical action stored as [B, 1] must not be
-    broadcast against the [B, n] logits into [B, B] (the -200/-300 log-probs of rl#2487)."""
+    broadcast against the [B, n] logits into [B, B] (the -200/-300 log-probs of rl#2487), nor
+    one stored as [B, 2, 1] under a [B, 2] batch."""
     dist_batch, sample_batch, trailing = SAMPLE_LAYOUTS[layout]
     heads = HEADS[heads_name](dist_batch, seed=4)
     g = torch.Generator().manual_seed(4)
@@ -324,9 +363,204 @@ def test_aggregate_does_not_depend_on_the_sample_tensordict(composite_log_prob, 
     params = {"heads": describe(heads), "distribution batch": dist_batch,
               "sample tensordict batch": sample_batch,
               "stored categorical action": "[*batch, 1]" if trailing else "[*batch]", "seed": 4}
-    got = log_prob(composite_log_prob, heads, actions, sample_batch_shape=sample_batch)
-    check_log_probs(got, heads, actions, params=params, sample_batch_shape=sample_batch,
-                    link=TD_1054 if layout == "sample-batch=[B]-of-[B,T]" else RL_2487)
+    link = TD_1054 if layout == "sample-batch=[B]-of-[B,T]" else RL_2487
+    try:
+        got = log_prob(composite_log_prob, heads, actions, sample_batch_shape=sample_batch)
+    except NotImplementedError:
+        raise  # judged by the plugin
+    except Exception as exc:  # noqa: BLE001 - a readable failure instead of a traceback
+        text = f"{type(exc).__name__}: {exc}"
+        raise AssertionError(message(
+            "scoring the sample raised", params=params, expected="per-head and joint log-probs",
+            actual=text.splitlines()[0][:300],
+            cause=("the stored [*batch, 1] action is broadcast against the logits (rl#2487)"
+                   if trailing and "size of tensor" in text else None), link=link)) from None
+    check_log_probs(got, heads, actions, params=params, sample_batch_shape=sample_batch, link=link)
+
+
+# ------------------------------------------------------------------ edge inputs (issue #31)
+
+S = 3  # leading sample dims [S, B]: S != B, so no sample dim is mistaken for the batch
+
+
+def leading_sample_heads(*, seed) -> dict[str, CompositeHead]:
+    """action1: Categorical(8), action2: Normal over d = 1 (its own shape ends in 1, like a
+    stored trailing singleton: only the batch shape tells them apart)."""
+    g = torch.Generator().manual_seed(seed)
+    return {
+        "action1": CompositeHead("categorical", {"logits": 2 * torch.randn(B, 8, generator=g)}),
+        "action2": CompositeHead("normal", {"loc": torch.randn(B, 1, generator=g),
+                                            "scale": 0.5 + torch.rand(B, 1, generator=g)}),
+    }
+
+
+def test_actions_with_leading_sample_dims(composite_log_prob):
+    """S samples of every head ([S, B] categorical indices, [S, B, 1] Normal values) in a
+    sample tensordict of batch [S, B], scored under a distribution of batch [B]: one log-prob
+    per sample and batch element ([S, B]) per head and in the aggregate, each sample scored
+    against its own batch row (oracle: the float64 formulas applied to each sample s)."""
+    heads = leading_sample_heads(seed=9)
+    g = torch.Generator().manual_seed(9)
+    normal = heads["action2"].params
+    actions = {"action1": torch.randint(8, (S, B), generator=g),
+               "action2": normal["loc"] + normal["scale"] * torch.randn(S, B, 1, generator=g)}
+    params = {"heads": describe(heads), "distribution batch": (B,), "sample batch": (S, B),
+              "seed": 9}
+    try:
+        got = log_prob(composite_log_prob, heads, actions, sample_batch_shape=(S, B))
+    except NotImplementedError:
+        raise  # judged by the plugin
+    except Exception as exc:  # noqa: BLE001 - a readable failure instead of a traceback
+        raise AssertionError(message(
+            "scoring [S, B] samples raised", params=params,
+            expected="per-head and joint log-probs of shape [S, B]",
+            actual=f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
+        )) from None
+    per_sample = [oracle.per_head(heads, {h: a[s] for h, a in actions.items()}) for s in range(S)]
+    expected = {h: torch.stack([lp[h] for lp in per_sample]) for h in heads}
+    for h, head in heads.items():
+        lp = got.head_log_probs.get(h)
+        if lp is None:
+            raise AssertionError(message(f"no log-prob written for head {h!r}", params=params,
+                                         expected=f"a log-prob for {h!r} of shape {(S, B)}",
+                                         actual=f"entries: {sorted(got.head_log_probs)}"))
+        lp = torch.as_tensor(lp).detach().double()
+        want = expected[h]
+        if head.kind == "normal" and lp.shape == want.shape + (1,):
+            want = want.unsqueeze(-1)  # stored element-wise over its d = 1
+        cause = next(filter(None, (oracle.diagnose_head(lp[s], head, actions[h][s])
+                                   for s in range(S) if lp.shape[:1] == (S,))), None)
+        assert_close(f"log-prob of head {h!r} of [S, B] samples (read from {got.where.get(h, '?')}) "
+                     "!= float64 oracle per sample", lp, want,
+                     atol=tolerance({h: head}, want.squeeze(-1) if want.ndim == 3 else want)
+                     .reshape(want.shape), params=params, cause=cause)
+    total = sum(expected.values())
+    if got.aggregate is None:
+        raise AssertionError(message("no aggregate log-prob", params=params,
+                                     expected="the joint log-prob [S, B]", actual=None))
+    agg = torch.as_tensor(got.aggregate).detach().double()
+    cause = (next(filter(None, (oracle.diagnose(agg[s], heads, {h: a[s] for h, a in actions.items()})
+                                for s in range(S))), None) if agg.shape == (S, B) else None)
+    assert_close(f"aggregate log-prob of [S, B] samples (read from {got.where.get('aggregate', '?')}) "
+                 "!= sum of the heads' float64 log-probs", agg, total,
+                 atol=tolerance(heads, total), params=params, cause=cause)
+
+
+@pytest.mark.parametrize("bad", ["n", "-1"], ids=lambda b: f"action={b}")
+def test_out_of_range_categorical_action_is_refused_naming_the_head(composite_log_prob, bad):
+    """Scoring a categorical action outside [0, n) (one batch element set to n, or to -1) is
+    refused with a ValueError whose message names the head: ValueError is what
+    torch.distributions raises for a value outside the support when it validates, so a
+    caller's ``except ValueError`` works either way; never a log-prob (a gather past the end,
+    or a wrapped -1 scoring the last category), and never the "index ... is out of bounds"
+    of a gather, which names neither the head nor the action (rl#2402)."""
+    heads = mixed_heads(seed=10)
+    n = heads["action1"].params["logits"].shape[-1]
+    g = torch.Generator().manual_seed(10)
+    categorical = torch.randint(n, (B,), generator=g)
+    categorical[5] = n if bad == "n" else -1
+    normal = heads["action2"].params
+    actions = {"action1": categorical, "action2": normal["loc"].detach().clone()}
+    params = {"heads": describe(heads), "action1[5]": int(categorical[5]), "n": n, "seed": 10}
+    expected = "a ValueError naming the head 'action1'"
+    try:
+        got = log_prob(composite_log_prob, heads, actions, sample_batch_shape=(B,))
+    except NotImplementedError:
+        raise  # judged by the plugin, never taken for a refusal
+    except Exception as exc:  # noqa: BLE001 - judged below
+        text = str(exc)
+        if isinstance(exc, ValueError) and "action1" in text and "out of bounds" not in text:
+            return
+        raise AssertionError(message(
+            "an out-of-range categorical action is not refused with a ValueError naming its head",
+            params=params, expected=expected,
+            actual=f"{type(exc).__name__}: {text.splitlines()[0][:300] if text else ''}",
+            cause=("the action reached gather unchecked (rl#2402)" if "out of bounds" in text
+                   else None), link=RL_2402)) from None
+    raise AssertionError(message(
+        "an out-of-range categorical action was scored", params=params, expected=expected,
+        actual=f"log-probs {got.head_log_probs.get('action1')}, aggregate {got.aggregate}",
+        link=RL_2402))
+
+
+def test_sample_without_a_head_is_refused_naming_it(composite_log_prob):
+    """A sample holding the action of 'action1' only, scored by the composite of 'action1' and
+    'action2': a KeyError that names the missing head and the entries the sample does hold
+    (so the user sees where the action went), never a log-prob of the heads that are there."""
+    heads = mixed_heads(seed=11)
+    actions = {"action1": heads["action1"].params["logits"].argmax(-1)}
+    params = {"heads": describe(heads), "sample holds": "('action', 'action1')", "seed": 11}
+    expected = "a KeyError naming 'action2' and the entry ('action', 'action1') the sample holds"
+    try:
+        got = log_prob(composite_log_prob, heads, actions, sample_batch_shape=(B,))
+    except NotImplementedError:
+        raise  # judged by the plugin, never taken for a refusal
+    except Exception as exc:  # noqa: BLE001 - judged below
+        text = str(exc)
+        if isinstance(exc, KeyError) and "action2" in text and "action1" in text:
+            return
+        raise AssertionError(message(
+            "a sample without a head's action is not refused with a KeyError naming the head and "
+            "what the sample holds", params=params, expected=expected,
+            actual=f"{type(exc).__name__}: {text.splitlines()[0][:300] if text else ''}"
+        )) from None
+    raise AssertionError(message(
+        "a sample without a head's action was scored", params=params, expected=expected,
+        actual=f"aggregate {got.aggregate}"))
+
+
+@pytest.fixture
+def declared_keys(request, impl, composite_log_prob):
+    return capabilities.require(request, impl, "composite_log_prob", composite_log_prob,
+                                "actor_out_keys")
+
+
+@pytest.mark.parametrize("heads_name", list(HEADS), ids=lambda h: f"heads={h}")
+def test_actor_declares_the_keys_it_writes(declared_keys, heads_name):
+    """The actor's ``out_keys`` name every head's sample key, ``("action", head)``, as its
+    name_map writes them: what a collector, a loss or an environment's spec check reads to
+    find the action, whatever distribution class (tensordict's, or a subclass of it) the
+    actor was given. Declaring ``"action"`` alone (TorchRL's default for a distribution class
+    it does not recognise as composite) does not name them."""
+    heads = HEADS[heads_name](seed=13)
+    declared = declared_keys.actor_out_keys(heads)
+    params = {"heads": describe(heads), "name_map": {h: ("action", h) for h in heads}}
+    missing = [("action", h) for h in heads
+               if ("action", h) not in [k if isinstance(k, str) else tuple(k) for k in declared]]
+    if missing:
+        raise AssertionError(message(
+            "the actor's out_keys do not name the keys its samples are written to", params=params,
+            expected=f"out_keys including {[('action', h) for h in heads]}",
+            actual=f"out_keys {declared}; missing {missing}"))
+
+
+@pytest.fixture
+def with_sum(request, impl, composite_log_prob):
+    return capabilities.require(request, impl, "composite_log_prob", composite_log_prob,
+                                "log_prob_with_sum")
+
+
+@pytest.mark.parametrize("in_place", [True, False],
+                         ids=lambda p: "mode=in-place" if p else "mode=include_sum")
+@pytest.mark.parametrize("heads_name", list(HEADS), ids=lambda h: f"heads={h}")
+def test_log_prob_composite_includes_the_sum(with_sum, heads_name, in_place):
+    """``log_prob_composite`` gives the per-head log-probs and, asked for it, their sum at the
+    distribution's log-prob key in one call: under ``set_composite_lp_aggregate(True)`` by
+    default and in the sample itself, or with ``include_sum=True`` in a new tensordict under
+    ``False`` (its default). Both equal the oracle; a sum left out, or written to the returned
+    tensordict when the caller reads the sample, fails as "no aggregate log-prob" / "no
+    log-prob written"."""
+    heads = HEADS[heads_name](seed=12)
+    g = torch.Generator().manual_seed(12)
+    actions = {h: (torch.randint(x.params["logits"].shape[-1], (B,), generator=g)
+                   if x.kind == "categorical" else
+                   x.params["loc"] + x.params["scale"] * torch.randn(B, 2, generator=g))
+               for h, x in heads.items()}
+    params = {"heads": describe(heads), "mode": "in place" if in_place else "include_sum=True",
+              "seed": 12}
+    got = _returned(with_sum.log_prob_with_sum(device.put(heads), device.put(actions),
+                                               in_place=in_place), "log_prob_with_sum()")
+    check_log_probs(got, heads, actions, params=params)
 
 
 # ------------------------------------------------------------------ gradients

@@ -34,7 +34,11 @@ import functools
 import torch
 from tensordict import TensorDict, TensorDictBase
 from tensordict.nn import CompositeDistribution as _TensorDictCompositeDistribution
-from tensordict.nn import composite_lp_aggregate, set_composite_lp_aggregate
+from tensordict.nn import composite_lp_aggregate
+
+# upstream's own naming of a head's log-prob entry (<sample key>_log_prob), so that the keys
+# written here are the keys tensordict's modules and TorchRL's losses look for
+from tensordict.nn.distributions.composite import _add_suffix
 from tensordict.utils import unravel_key
 from torch.distributions import Categorical
 from torchrl.modules import ProbabilisticActor as _TorchRLProbabilisticActor
@@ -44,14 +48,12 @@ class CompositeKeyError(KeyError):
     """A KeyError whose message prints as written (KeyError quotes its argument)."""
 
     def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
+        return str(self.args[0])  # raised here always with its message
 
 
-def _add_suffix(key, suffix: str):
-    key = unravel_key(key)
-    if isinstance(key, str):
-        return key + suffix
-    return key[:-1] + (key[-1] + suffix,)
+def _entries(td: TensorDictBase) -> list:
+    """The keys a tensordict holds, nested ones included, for error messages."""
+    return list(td.keys(include_nested=True))
 
 
 def composite_sample_keys(distribution_map, name_map=None) -> dict:
@@ -60,12 +62,10 @@ def composite_sample_keys(distribution_map, name_map=None) -> dict:
     Without a name_map every head is written at its own key. With one, each head needs exactly
     one entry, every entry must name a head, and no two heads may share a key.
     """
-    try:
-        return dict(_sample_keys(tuple(distribution_map),
-                                 None if name_map is None else tuple(name_map.items())))
-    except TypeError:  # unhashable keys: check without the cache
-        return dict(_sample_keys.__wrapped__(tuple(distribution_map),
-                                             None if name_map is None else tuple(name_map.items())))
+    # No uncached fallback for unhashable entries: a key that is not hashable (a list) is not a
+    # tensordict key either (unravel_key refuses it), so it is refused here as a TypeError.
+    return dict(_sample_keys(tuple(distribution_map),
+                             None if name_map is None else tuple(name_map.items())))
 
 
 @functools.lru_cache(maxsize=256)
@@ -102,16 +102,15 @@ class CompositeDistribution(_TensorDictCompositeDistribution):
                  extra_kwargs=None, log_prob_key=None, entropy_key=None):
         write_keys = composite_sample_keys(distribution_map, name_map)
         self._batch_shape = params.shape
-        self._event_shape = torch.Size()
         extra_kwargs = {unravel_key(k): v for k, v in (extra_kwargs or {}).items()}
         dists = {}
         for head, dist_class in distribution_map.items():
             head = unravel_key(head)
-            head_params = params.get(head, None)
+            head_params = params.get(head)  # None when absent
             if head_params is None:
                 raise CompositeKeyError(
                     f"distribution_map declares head {head!r}, but the parameters hold no entry "
-                    f"{head!r} (parameter keys: {list(params.keys(True, True))})")
+                    f"{head!r} (parameter entries: {_entries(params)})")
             if not isinstance(head_params, TensorDictBase):
                 raise CompositeKeyError(
                     f"the parameters of head {head!r} must be a tensordict of keyword arguments "
@@ -126,11 +125,11 @@ class CompositeDistribution(_TensorDictCompositeDistribution):
 
     # -------------------------------------------------------------- scoring one head
     def _value(self, key, dist, sample: TensorDictBase) -> torch.Tensor:
-        value = sample.get(key, None)
+        value = sample.get(key)  # None when absent
         if value is None:
             raise CompositeKeyError(
-                f"the sample has no entry {key!r} for a head of {type(self).__name__} "
-                f"(sample keys: {list(sample.keys(True, True))})")
+                f"the sample has no entry {key!r} for a head of the composite distribution "
+                f"(sample entries: {_entries(sample)})")
         expected = dist.batch_shape + dist.event_shape
         n = len(expected)
         # [*batch, 1] for a head whose own shape does not end in 1: a stored trailing singleton,
@@ -161,39 +160,37 @@ class CompositeDistribution(_TensorDictCompositeDistribution):
         # lp is [*sample, *head batch]; keep [*sample, *composite batch], sum the rest (the
         # element-wise event dims of e.g. a Normal over [B, d]).
         keep = max(lp.ndim - len(dist.batch_shape), 0) + len(self.batch_shape)
-        if lp.ndim > keep:
-            lp = lp.flatten(keep, -1).sum(-1)
+        if lp.ndim > keep:  # (a sum over no dims would sum them all)
+            lp = lp.sum(tuple(range(keep, lp.ndim)))
         return lp
+
+    def _head_log_probs(self, sample: TensorDictBase) -> dict:
+        """Each head's log-prob as its distribution gives it (a Normal's element-wise), by the
+        key its sample is read from."""
+        return {key: self._head_log_prob(key, dist, self._value(key, dist, sample))
+                for key, dist in self.dists.items()}
+
+    def _joint(self, head_log_probs: dict) -> torch.Tensor:
+        # one code path for the aggregate of log_prob and of log_prob_composite's include_sum
+        return sum(self._reduce(self.dists[key], lp) for key, lp in head_log_probs.items())
 
     # -------------------------------------------------------------- public API
     def log_prob(self, sample: TensorDictBase):
         """The joint log-prob ``[*sample, *batch]`` when ``composite_lp_aggregate()``, else a
         tensordict of per-head log-probs (``log_prob_composite``)."""
         if not composite_lp_aggregate():
-            with set_composite_lp_aggregate(False):
-                return self.log_prob_composite(sample)
-        total = None
-        for key, dist in self.dists.items():
-            lp = self._reduce(dist, self._head_log_prob(key, dist, self._value(key, dist, sample)))
-            total = lp if total is None else total + lp
-        return total
+            return self.log_prob_composite(sample)
+        return self._joint(self._head_log_probs(sample))
 
     def log_prob_composite(self, sample: TensorDictBase, *, include_sum: bool | None = None):
         """Per-head log-probs under ``<head>_log_prob`` (and their aggregate under
         ``log_prob_key`` with ``include_sum``), in ``sample`` when ``composite_lp_aggregate()``
         else in a new tensordict of its structure."""
         aggregate = composite_lp_aggregate()
-        if include_sum is None:
-            include_sum = aggregate
-        entries, total = {}, None
-        for key, dist in self.dists.items():
-            lp = self._head_log_prob(key, dist, self._value(key, dist, sample))
-            entries[_add_suffix(key, "_log_prob")] = lp
-            if include_sum:
-                lp = self._reduce(dist, lp)
-                total = lp if total is None else total + lp
-        if include_sum:
-            entries[self.log_prob_key] = total
+        head_log_probs = self._head_log_probs(sample)
+        entries = {_add_suffix(key, "_log_prob"): lp for key, lp in head_log_probs.items()}
+        if aggregate if include_sum is None else include_sum:
+            entries[self.log_prob_key] = self._joint(head_log_probs)
         if aggregate:
             return sample.update(entries)
         return sample.empty(recurse=True).update(entries).filter_empty_()
@@ -235,26 +232,19 @@ class ProbabilisticActor(_TorchRLProbabilisticActor):
         dist_class = kwargs.get("distribution_class")
         if isinstance(dist_class, type) and issubclass(dist_class, _TensorDictCompositeDistribution):
             dist_kwargs = kwargs.get("distribution_kwargs") or {}
-            if "distribution_map" not in dist_kwargs:
-                raise CompositeKeyError(
-                    "'distribution_map' must be given in distribution_kwargs for a composite "
-                    "distribution")
+            name_map = dist_kwargs.get("name_map")
+            # without a distribution_map: KeyError('distribution_map'), as the distribution raises
             written = list(composite_sample_keys(dist_kwargs["distribution_map"],
-                                                 dist_kwargs.get("name_map")).values())
+                                                 name_map).values())
             if out_keys is None:
                 out_keys = written
             else:
                 declared = [unravel_key(k) for k in
                             ([out_keys] if isinstance(out_keys, (str, tuple)) else out_keys)]
-                never = [k for k in declared if k not in written]
-                if never or len(declared) != len(written):
-                    what = f"out_keys declare {never[0] if never else declared!r}, but"
-                    if dist_kwargs.get("name_map") is None:
-                        raise CompositeKeyError(
-                            f"{what} without a name_map the composite distribution writes each "
-                            f"sample at its distribution_map key: {written}; declare those "
-                            "out_keys, or pass a name_map to write the samples elsewhere")
+                # the same keys, each once, in any order (repr: str and tuple keys do not compare)
+                if sorted(map(repr, declared)) != sorted(map(repr, written)):
                     raise CompositeKeyError(
-                        f"{what} the name_map writes the composite distribution's samples to "
-                        f"{written}; declare exactly those out_keys (one per head)")
+                        f"out_keys declare {declared}, but the composite distribution (name_map="
+                        f"{name_map}) writes its samples to {written}: declare exactly those "
+                        f"out_keys, one per head, or a name_map that writes them to {declared}")
         super().__init__(module, in_keys, out_keys, spec=spec, **kwargs)

@@ -47,10 +47,12 @@ from conformance.interface.base import Implementation, Untestable
 from conformance.interface.composite_log_prob import (
     COMPOSITE_EXPLORATION_TYPES,
     COMPOSITE_MISCONFIGURATIONS,
+    CompositeDeclaredKeys,
     CompositeEntropy,
     CompositeHead,
     CompositeLogProb,
     CompositeLogProbs,
+    CompositeLogProbWithSum,
     CompositePPOChanged,
     CompositePPOStep,
 )
@@ -83,7 +85,9 @@ from conformance.interface.tanh_normal_mode import TanhNormalMode, TanhNormalSco
 CAPABILITIES: dict[str, dict[str, type]] = {
     "tanh_normal_mode": {"sample_and_score": TanhNormalScore},
     "composite_log_prob": {"ppo_step_changed": CompositePPOChanged,
-                           "entropy_loss": CompositeEntropy},
+                           "entropy_loss": CompositeEntropy,
+                           "log_prob_with_sum": CompositeLogProbWithSum,
+                           "actor_out_keys": CompositeDeclaredKeys},
     "ppo_value_clipping": {"critic_loss_of": PPOLossFamily,
                            "critic_loss_with": PPOCriticOptions},
     "prioritized_replay": {"slice_buffer": PrioritizedSlices},
@@ -103,10 +107,11 @@ assert set(CAPABILITIES) <= set(AREAS), "CAPABILITIES must name areas of conform
 
 __all__ = [
     "AREAS", "CAPABILITIES", "COMPOSITE_EXPLORATION_TYPES", "COMPOSITE_MISCONFIGURATIONS",
-    "PPO_LOSS_CLASSES", "PROTOCOLS", "SAC_LAYOUTS", "CompositeEntropy", "CompositeHead",
-    "CompositeLogProb", "CompositeLogProbs", "CompositePPOChanged", "CompositePPOStep",
+    "CompositeDeclaredKeys", "CompositeEntropy", "CompositeHead", "CompositeLogProb",
+    "CompositeLogProbWithSum", "CompositeLogProbs", "CompositePPOChanged", "CompositePPOStep",
     "CriticLoss", "CriticReport", "Implementation", "PPOCriticOptions", "PPOLossFamily",
-    "PPOValueClipping", "PrioritizedBuffer", "PrioritizedDraw", "PrioritizedReplay",
-    "PrioritizedSlices", "SACBatch", "SACCallerBatch", "SACDoneStates", "SACHeldBatch",
+    "PPOValueClipping", "PPO_LOSS_CLASSES", "PROTOCOLS", "PrioritizedBuffer", "PrioritizedDraw",
+    "PrioritizedReplay", "PrioritizedSlices", "SACBatch", "SACCallerBatch", "SACDoneStates",
+    "SACHeldBatch", "SAC_LAYOUTS",
     "SACNetworks", "SACOutcome", "TanhNormalMode", "TanhNormalScore", "Untestable",
 ]

@@ -137,3 +137,28 @@ class CompositeEntropy(Protocol):
         the entropy bonus on and ``entropy_coeff`` ``coeff``: one value for the summed entropy
         of the heads, or one per head name."""
         ...
+
+
+class CompositeLogProbWithSum(Protocol):
+    """§2: per-head log-probs and their sum in one call (``log_prob_composite``)."""
+
+    def log_prob_with_sum(self, heads: dict[str, CompositeHead], actions: dict[str, torch.Tensor],
+                          *, in_place: bool) -> CompositeLogProbs:
+        """Score ``actions`` as :meth:`CompositeLogProb.log_prob` does (a sample tensordict of
+        the heads' batch shape), asking in one call for the per-head log-probs *and* their sum,
+        written at a log-prob key of the caller's choosing: with ``in_place``, the call made
+        under ``set_composite_lp_aggregate(True)`` with ``include_sum`` left to its default
+        (the entries are written into the sample itself: read them there), else
+        ``include_sum=True`` under ``set_composite_lp_aggregate(False)`` (a new tensordict
+        is returned: read them there). ``aggregate``: the sum entry."""
+        ...
+
+
+class CompositeDeclaredKeys(Protocol):
+    """§2: the keys a composite actor declares (``actor.out_keys``)."""
+
+    def actor_out_keys(self, heads: dict[str, CompositeHead]) -> list:
+        """Build the actor of :meth:`CompositeLogProb.actor` (under
+        ``set_composite_lp_aggregate(False)`` where the switch exists) and return its
+        ``out_keys`` as TorchRL reports them, each a string or a tuple of strings."""
+        ...

@@ -23,7 +23,9 @@ class _PureTorch:
     def categorical_log_prob(self, logits, action):
         if action.ndim == logits.ndim and action.shape[-1] == 1:  # stored [*batch, 1]
             action = action.squeeze(-1)
-        return torch.log_softmax(logits, -1).gather(-1, action.long().unsqueeze(-1)).squeeze(-1)
+        log_pmf = torch.log_softmax(logits, -1)
+        log_pmf = log_pmf.expand(*action.shape, log_pmf.shape[-1])  # leading sample dims
+        return log_pmf.gather(-1, action.long().unsqueeze(-1)).squeeze(-1)
 
     def reduce(self, lp, batch_ndim, sample_ndim):
         """Sum a head's log-prob over the dims beyond the distribution's batch."""
@@ -35,13 +37,26 @@ class _PureTorch:
     # ---------------------------------------------------------------- plumbing
     def _head_log_prob(self, head, action):
         if head.kind == "categorical":
+            n = head.params["logits"].shape[-1]
+            if action.numel() and not bool(((action >= 0) & (action < n)).all()):
+                raise ValueError(f"an action of a categorical head is outside [0, {n})")
             return self.categorical_log_prob(head.params["logits"], action)
         return torch.distributions.Normal(head.params["loc"], head.params["scale"]).log_prob(action)
 
     def _score(self, heads, actions, sample_ndim):
         batch_ndim = len(next(iter(heads.values())).batch_shape)
-        per_head = {h: self._head_log_prob(heads[h], actions[h]) for h in heads}
-        agg = self.combine([self.reduce(lp, batch_ndim, sample_ndim) for lp in per_head.values()])
+        per_head = {}
+        for h in heads:
+            if h not in actions:
+                raise KeyError(f"no action for head {h!r}; actions given: {sorted(actions)}")
+            try:
+                per_head[h] = self._head_log_prob(heads[h], actions[h])
+            except ValueError as exc:
+                raise ValueError(f"head {h!r}: {exc}") from None
+        # leading sample dims: what a log-prob has beyond its head's batch (and Normal event) dims
+        lead = min(lp.ndim - batch_ndim - (heads[h].kind == "normal") for h, lp in per_head.items())
+        keep = batch_ndim + max(lead, 0)
+        agg = self.combine([self.reduce(lp, keep, sample_ndim) for lp in per_head.values()])
         return per_head, agg
 
     @staticmethod
@@ -74,6 +89,14 @@ class _PureTorch:
     def log_prob(self, heads, actions, *, sample_batch_shape):
         per_head, agg = self._score(heads, actions, len(sample_batch_shape))
         return CompositeLogProbs({}, per_head, agg, dict(_WHERE))
+
+    def actor_out_keys(self, heads):
+        return [("action", h) for h in heads] + [("action", f"{h}_log_prob") for h in heads]
+
+    def log_prob_with_sum(self, heads, actions, *, in_place):
+        # one call gives the heads and their sum here whatever the mode
+        return self.log_prob(heads, actions,
+                             sample_batch_shape=next(iter(heads.values())).batch_shape)
 
     def ppo_step(self, heads, *, advantage, clip_epsilon, seed, trailing_singleton):
         with torch.no_grad():
@@ -136,6 +159,7 @@ class UnnormalisedLogits(_PureTorch):
     def categorical_log_prob(self, logits, action):
         if action.ndim == logits.ndim and action.shape[-1] == 1:
             action = action.squeeze(-1)
+        logits = logits.expand(*action.shape, logits.shape[-1])  # leading sample dims
         return logits.gather(-1, action.long().unsqueeze(-1)).squeeze(-1)
 
 

@@ -237,6 +237,51 @@ class TensorDictComposite:
                 where[h] = f"{how(False)}[{_key_text(_lp_key(h))}]"
         return CompositeLogProbs({}, lps, agg, where)
 
+    def actor_out_keys(self, heads):
+        """§2 capability: the actor's ``out_keys`` (built as :meth:`actor` builds it)."""
+        with quiet():
+            with self._aggregate(False):
+                actor = self._build(heads)
+                return [k if isinstance(k, str) else tuple(k) for k in actor.out_keys]
+
+    def log_prob_with_sum(self, heads, actions, *, in_place):
+        """§2 capability: ``log_prob_composite`` with the sum included, at the log-prob key
+        given to the distribution (tensordict >= 0.6; before, ``"sample_log_prob"``)."""
+        from tensordict import TensorDict
+
+        key, kwargs = (ACTION, "joint_log_prob"), {}
+        if "log_prob_key" in inspect.signature(self.dist_cls).parameters:
+            kwargs["log_prob_key"] = key
+        else:
+            key = "sample_log_prob"
+        batch = list(next(iter(heads.values())).batch_shape)
+        with quiet():
+            dist = self.dist_cls(self._params(heads),
+                                 distribution_map={h: self._distribution_class(heads[h]) for h in heads},
+                                 name_map={h: (ACTION, h) for h in heads}, **kwargs)
+            sample = TensorDict({ACTION: dict(actions)}, batch)
+            if self._set_aggregate is None:  # tensordict < 0.7: no switch, one behaviour
+                read = dist.log_prob_composite(sample, include_sum=True)
+                how = "dist.log_prob_composite(sample, include_sum=True)"
+            elif in_place:
+                with self._set_aggregate(True):
+                    dist.log_prob_composite(sample)
+                read = sample
+                how = "the sample after log_prob_composite(sample) under set_composite_lp_aggregate(True)"
+            else:
+                with self._set_aggregate(False):
+                    read = dist.log_prob_composite(sample, include_sum=True)
+                how = ("log_prob_composite(sample, include_sum=True) under "
+                       "set_composite_lp_aggregate(False)")
+        lps, where = {}, {"aggregate": f"{how}[{_key_text(key)}]",
+                          "written": ", ".join(_key_text(k) for k in read.keys(True, True))}
+        for h in heads:
+            lp = read.get(_lp_key(h), None)
+            if lp is not None:
+                lps[h] = lp
+                where[h] = f"{how}[{_key_text(_lp_key(h))}]"
+        return CompositeLogProbs({}, lps, read.get(key, None), where)
+
     def ppo_step(self, heads, *, advantage, clip_epsilon, seed, trailing_singleton):
         out, ratio, data = self._ppo(heads, advantage=advantage, clip_epsilon=clip_epsilon,
                                      seed=seed, trailing_singleton=trailing_singleton)
