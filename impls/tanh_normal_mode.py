@@ -218,8 +218,8 @@ def _affine_inside(t, low, high, dtype):
         inner_hi = float(np.nextafter(np_type(hi), np_type(lo)))
         if dtype in (torch.float32, torch.float64):
             return y.clamp_(inner_lo, inner_hi)
-    lo = torch.as_tensor(low, device=t.device)
-    hi = torch.as_tensor(high, device=t.device)
+    # TanhNormal holds its bounds as tensors on loc's device already
+    lo, hi = torch.as_tensor(low), torch.as_tensor(high)
     lo_w, hi_w = lo.to(t.dtype), hi.to(t.dtype)
     y = torch.addcmul((hi_w + lo_w) * 0.5, (hi_w - lo_w) * 0.5, t).to(dtype)
     lo, hi = lo.to(dtype), hi.to(dtype)
