@@ -359,14 +359,14 @@ def test_largest_finite_locations(tanh_normal_mode, dtype):
 # TorchRL's TanhNormal takes low/high as numbers or tensors; a ProbabilisticActor built from a
 # bounded action spec passes the spec's per-dimension bounds (float32 tensors of shape [D]).
 
-ACTION_LOW = [-0.3, 0.1, -2.5]
-ACTION_HIGH = [0.7, 2.9, 2.5]
+ACTION_LOW = [-0.3, 0.1]
+ACTION_HIGH = [0.7, 2.9]
 
 
 @dtypes
 @pytest.mark.parametrize("high_given_as", ["tensor", "number"])
 def test_per_dimension_bounds(tanh_normal_mode, dtype, high_given_as):
-    """Bounds as float32 tensors of shape [3] (an action spec's), loc of shape [20, 3] in
+    """Bounds as float32 tensors of shape [2] (an action spec's), loc of shape [30, 2] in
     float32 or float64, or low a tensor and high the number 3 (exact in every dtype: TorchRL
     holds a number bound as a float32 tensor): every column is the mode of
     its own bounds (the oracle's, at the float32 bounds widened exactly), strictly inside them,
@@ -375,13 +375,13 @@ def test_per_dimension_bounds(tanh_normal_mode, dtype, high_given_as):
     high = (torch.tensor(ACTION_HIGH, dtype=torch.float32) if high_given_as == "tensor"
             else 3.0)
     mu, sigma = seeded_parameters(41, 60)
-    mu, sigma = mu.reshape(20, 3), sigma.reshape(20, 3)
-    mu[:2], sigma[:2] = [[30.0] * 3, [-30.0] * 3], 0.05
+    mu, sigma = mu.reshape(30, 2), sigma.reshape(30, 2)
+    mu[:2], sigma[:2] = [[30.0] * 2, [-30.0] * 2], 0.05
     loc, scale, got = call_mode(tanh_normal_mode, mu, sigma, dtype=dtype, low=low, high=high)
     lows = low.double().numpy()
     highs = (high.double().numpy() if isinstance(high, torch.Tensor)
-             else np.full(3, float(np.float64(high))))
-    for j in range(3):
+             else np.full(2, float(np.float64(high))))
+    for j in range(2):
         check_modes(got[:, j], loc[:, j], scale[:, j], dtype=dtype, low=float(lows[j]),
                     high=float(highs[j]),
                     params={"dtype": _dtype_id(dtype), "low": ACTION_LOW,
@@ -406,6 +406,27 @@ def test_scale_broadcast_over_loc(tanh_normal_mode, loc_shape, scale_shape):
     mu, sigma = np.broadcast_arrays(loc, scale)
     check_modes(got, mu, sigma, dtype=torch.float64,
                 params={"loc shape": loc_shape, "scale shape": scale_shape, "seed": 53})
+
+
+def test_integer_parameters(tanh_normal_mode):
+    """Integer loc and scale (TorchRL's TanhNormal accepts them): the mode is a real number, in
+    torch's default dtype as for any function of integer tensors that returns reals
+    (torch.tanh of an integer tensor is float32), and it is the mode of those parameters."""
+    loc = torch.tensor([0, 2, -3, 1, 0])
+    scale = torch.tensor([1, 1, 2, 3, 1])
+    params = {"loc": loc.tolist(), "scale": scale.tolist(), "dtype": "int64"}
+    torch.manual_seed(GLOBAL_SEED)
+    out = tanh_normal_mode.mode(tanh_normal_mode.make(device.put(loc), device.put(scale)))
+    default = torch.get_default_dtype()
+    if not isinstance(out, torch.Tensor) or out.shape != loc.shape or out.dtype != default:
+        got = (f"{type(out).__name__} of shape {tuple(out.shape)} and dtype {out.dtype}"
+               if isinstance(out, torch.Tensor) else repr(out))
+        raise AssertionError(message(
+            "mode() of integer parameters must be a tensor of loc's shape in the default dtype",
+            params=params, expected=f"tensor of shape {tuple(loc.shape)} and dtype {default}",
+            actual=got))
+    got = device.host(out, "mode()").double().numpy()
+    check_modes(got, loc.double().numpy(), scale.double().numpy(), dtype=default, params=params)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=_dtype_id)

@@ -42,7 +42,9 @@ def _function_span(source: str, function: str) -> tuple[int, int]:
 def edited_module(function: str, removed: list[str], added: list[str], *,
                   tag: str) -> types.ModuleType:
     """``impls.tanh_normal_mode`` with the edit made in ``function`` (the removed lines must
-    occur exactly once there)."""
+    occur exactly once there); no removed lines: the module unedited."""
+    if not removed:
+        return mutated_module(MODULE, tag=tag)
     _, source = source_of(MODULE)
     start, end = _function_span(source, function)
     body = source[start:end].split("\n")
