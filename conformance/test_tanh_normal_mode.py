@@ -332,16 +332,17 @@ def test_largest_finite_locations(tanh_normal_mode, dtype):
     """|loc| up to the dtype's largest finite value (a diverged policy network): the mode is
     within far less than the dtype resolves of the bound on loc's side, so the representable
     value next to that bound is the answer (anything within the y tolerance and strictly inside
-    passes), never NaN and never the bound itself. In a batch of 8 and one of 24."""
+    passes), never NaN and never the bound itself. The two largest alone, in a batch of 8 and
+    in one of 24."""
     big = float(torch.finfo(dtype).max)
     mu = np.array([big, -big, 1e300 if dtype == torch.float64 else 1e37, -1e38, 1e6, -1e6,
                    big / 3, -big / 3])
     sigma = np.array([0.01, 0.01, 1.0, 2.0, 0.5, 0.05, 1.0, 0.2])
     low, high = -3.0, 7.0
     tol = TOL_Y[dtype] * (high - low) / 2
-    for copies in (1, 3):
-        loc, scale, got = call_mode(tanh_normal_mode, np.tile(mu, copies),
-                                    np.tile(sigma, copies), dtype=dtype, low=low, high=high)
+    for batch in (2, 8, 24):
+        loc, scale, got = call_mode(tanh_normal_mode, np.resize(mu, batch),
+                                    np.resize(sigma, batch), dtype=dtype, low=low, high=high)
         near = np.where(loc > 0, high, low)
         bad = ~((got > low) & (got < high) & (np.abs(got - near) <= tol))
         if bad.any():
@@ -349,7 +350,7 @@ def test_largest_finite_locations(tanh_normal_mode, dtype):
             raise AssertionError(message(
                 "mode of a distribution with a huge |loc| is not next to the bound on loc's side",
                 params={"loc": float(loc[i]), "scale": float(scale[i]), "low": low, "high": high,
-                        "dtype": _dtype_id(dtype), "batch": 8 * copies},
+                        "dtype": _dtype_id(dtype), "batch": batch},
                 expected=f"strictly inside, within {tol:.3g} of {near[i]}",
                 actual=float(got[i]),
                 detail=f"{int(bad.sum())} of {bad.size} elements; all: {got.tolist()}"))
@@ -365,8 +366,10 @@ ACTION_HIGH = [0.7, 2.9]
 
 @dtypes
 @pytest.mark.parametrize("high_given_as", ["tensor", "number"])
-def test_per_dimension_bounds(tanh_normal_mode, dtype, high_given_as):
-    """Bounds as float32 tensors of shape [2] (an action spec's), loc of shape [30, 2] in
+@pytest.mark.parametrize("rows", [4, 30], ids=lambda r: f"rows={r}")
+def test_per_dimension_bounds(tanh_normal_mode, dtype, high_given_as, rows):
+    """Bounds as float32 tensors of shape [2] (an action spec's), loc of shape [4, 2] (one step
+    of a few environments) or [30, 2] in
     float32 or float64, or low a tensor and high the number 3 (exact in every dtype: TorchRL
     holds a number bound as a float32 tensor): every column is the mode of
     its own bounds (the oracle's, at the float32 bounds widened exactly), strictly inside them,
@@ -374,8 +377,8 @@ def test_per_dimension_bounds(tanh_normal_mode, dtype, high_given_as):
     low = torch.tensor(ACTION_LOW, dtype=torch.float32)
     high = (torch.tensor(ACTION_HIGH, dtype=torch.float32) if high_given_as == "tensor"
             else 3.0)
-    mu, sigma = seeded_parameters(41, 60)
-    mu, sigma = mu.reshape(30, 2), sigma.reshape(30, 2)
+    mu, sigma = seeded_parameters(41, 2 * rows)
+    mu, sigma = mu.reshape(rows, 2), sigma.reshape(rows, 2)
     mu[:2], sigma[:2] = [[30.0] * 2, [-30.0] * 2], 0.05
     loc, scale, got = call_mode(tanh_normal_mode, mu, sigma, dtype=dtype, low=low, high=high)
     lows = low.double().numpy()
@@ -386,7 +389,7 @@ def test_per_dimension_bounds(tanh_normal_mode, dtype, high_given_as):
                     high=float(highs[j]),
                     params={"dtype": _dtype_id(dtype), "low": ACTION_LOW,
                             "high": ACTION_HIGH if high_given_as == "tensor" else high,
-                            "column": j, "seed": 41})
+                            "rows": rows, "column": j, "seed": 41})
 
 
 # ---------------------------------------------------------------- batches and dtypes
@@ -430,18 +433,21 @@ def test_integer_parameters(tanh_normal_mode):
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=_dtype_id)
-@pytest.mark.parametrize("copies", [1, 3], ids=lambda c: f"batch={8 * c}")
+@pytest.mark.parametrize("copies", [1, 3], ids=lambda c: f"batch={12 * c}")
 def test_half_precision(tanh_normal_mode, dtype, copies):
     """float16 and bfloat16 parameters (a half-precision policy): the mode in loc's dtype,
     within 4 of its ulps below 1 (r = 1) of the exact mode at the parameters as given, and
     strictly inside: where the mode is closer to a bound than the dtype resolves, the
     representable value next to the bound, never the bound (a value computed in float64 and
-    rounded to half precision becomes the bound)."""
-    mu = np.tile([0.2, -1.2, 2.0, 30.0, -30.0, 0.5, -0.05, 1.0], copies)
-    sigma = np.tile([1.0, 0.7, 0.1, 0.1, 0.1, 0.3, 0.8, 2.0], copies)
+    rounded to half precision becomes the bound). Four of the twelve sit next to the cusp
+    (scale 0.70703125, exact in both dtypes: sigma^2 = 0.49989), where a solve in half
+    precision is off by up to 0.03 r."""
+    mu = np.tile([0.2, -1.2, 2.0, 30.0, -30.0, 0.5, -0.05, 1.0, -1e-6, 3e-7, 1e-4, -2e-4],
+                 copies)
+    sigma = np.tile([1.0, 0.7, 0.1, 0.1, 0.1, 0.3, 0.8, 2.0] + [0.70703125] * 4, copies)
     loc, scale, got = call_mode(tanh_normal_mode, mu, sigma, dtype=dtype)
     check_modes(got, loc, scale, dtype=dtype,
-                params={"dtype": _dtype_id(dtype), "batch": 8 * copies})
+                params={"dtype": _dtype_id(dtype), "batch": 12 * copies})
 
 
 @pytest.mark.parametrize("shape", [(7,), (5, 3), (6, 1)], ids=lambda s: "x".join(map(str, s)))

@@ -37,15 +37,20 @@ import torch
 
 from tests.mutants.tanh_normal_edits import FILE, edited_module, key
 
+pytestmark = pytest.mark.slow  # about 30 s on an idle core, more under load
+
 CLASSIFIED = Path(__file__).with_name("classified") / "tanh_normal_mode.json"
 BITWISE, ROUNDING, FLOAT32_SOLVE = "bitwise", "rounding", "float32-solve"
+#: conformance/test_tanh_normal_mode.py's TOL_Y for the dtypes below float64
+SPEC_TOL = {torch.float32: 1e-4, torch.float16: 4 * 2.0**-11, torch.bfloat16: 4 * 2.0**-8}
 DTYPES = (torch.float64, torch.float32, torch.float16, torch.bfloat16)
 BOUNDS = {"numbers": (-3.0, 7.0), "tensors": ([-0.3, 0.1, -2.5], [0.7, 2.9, 2.5]),
           "tensor-low": ([-2.0, 0.0, -1.0], 3.0)}
 
 
 def _parameters() -> tuple[np.ndarray, np.ndarray]:
-    """(mu, sigma), 1-D float64, seeded: wide, extreme, cusp, ties."""
+    """(mu, sigma), 1-D float64, seeded: ties, huge, wide, extreme, cusp (in that order: the
+    small batches take the first few hundred)."""
     rng = np.random.default_rng(2031)
     wide = 1.5 * rng.standard_normal(300), rng.uniform(0.05, 2.0, 300)
     extreme = (rng.uniform(-50, 50, 200), 10 ** rng.uniform(-3, 1.2, 200))
@@ -56,7 +61,7 @@ def _parameters() -> tuple[np.ndarray, np.ndarray]:
     cusp_eps = np.concatenate([rng.normal(0, 3e-4, n), rng.uniform(-0.03, 0.03, n)])
     cusp = cusp_mu * rng.choice([-1.0, 1.0], 2 * n), np.sqrt(0.5 * (1 + cusp_eps))
     ties = np.array([0.0, -0.0, 0.0, -0.0]), np.array([0.5, 0.7, 1.0, 2.0])
-    parts = (wide, extreme, huge, cusp, ties)
+    parts = (ties, huge, wide, extreme, cusp)
     return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
 
 
@@ -71,10 +76,9 @@ def _calls():
             if bounds != "numbers":
                 low = torch.tensor(low, dtype=torch.float32)
                 high = torch.tensor(high, dtype=torch.float32) if isinstance(high, list) else high
-            for batch in (1, 8, 16, 17, 256):
-                if bounds != "numbers" and batch % 3:
-                    continue  # per-dimension bounds: batches of rows of 3
-                limit = len(m) if batch in (16, 256) else 64 * batch
+            # per-dimension bounds: batches of rows of 3; small batches: the first 12
+            for batch in (1, 8, 16, 17, 256) if bounds == "numbers" else (15, 18, 255):
+                limit = len(m) if batch > 200 else 12 * batch
                 for start in range(0, min(len(m), limit) - batch + 1, batch):
                     loc, scale = m[start:start + batch], s[start:start + batch]
                     if bounds != "numbers":
@@ -111,8 +115,8 @@ def _allowed(ref: torch.Tensor, how: str, r: torch.Tensor) -> torch.Tensor:
         return torch.zeros_like(ref, dtype=torch.float64)
     if ref.dtype == torch.float64:
         return 1e-12 * r
-    if how == FLOAT32_SOLVE and ref.dtype == torch.float32:
-        return 1e-4 * r
+    if how == FLOAT32_SOLVE:  # the specs' tolerance for the dtype (TOL_Y)
+        return SPEC_TOL[ref.dtype] * r
     return torch.finfo(ref.dtype).eps * ref.double().abs().clamp_min(1.0)
 
 
@@ -121,8 +125,58 @@ def _radius(low, high, shape) -> torch.Tensor:
     return ((hi - lo) / 2).expand(shape)
 
 
-#: (function, removed lines, added lines, what equivalent means for it, why): filled in below
-PROBES: list[tuple[str, list[str], list[str], str, str]] = []
+#: (function, removed lines, added lines, what equivalent means for it, why): the survivors
+#: of the full mutation run (reports/mutation.json) that these probes show equivalent
+PROBES: list[tuple[str, list[str], list[str], str, str]] = [
+    ('_Newton.residual', ['em = torch.mul(self.x, -2.0, out=self.neg_t).expm1_()'], ['em = torch.mul(self.x, -2.0, out=None).expm1_()'], BITWISE, 'a fresh tensor instead of a reused buffer: the same values'),
+    ('_Newton.residual', ['em = torch.mul(self.x, -2.0, out=self.neg_t).expm1_()'], ['em = torch.mul(self.x, -2.0, ).expm1_()'], BITWISE, 'a fresh tensor instead of a reused buffer: the same values'),
+    ('_Newton.residual', ['torch.div(em, torch.add(em, 2.0, out=self.u), out=self.neg_t)'], ['torch.div(em, torch.add(em, 2.0, out=None), out=self.neg_t)'], BITWISE, 'a fresh tensor instead of a reused buffer: the same values'),
+    ('_Newton.residual', ['torch.div(em, torch.add(em, 2.0, out=self.u), out=self.neg_t)'], ['torch.div(em, torch.add(em, 2.0, ), out=self.neg_t)'], BITWISE, 'a fresh tensor instead of a reused buffer: the same values'),
+    ('_Newton.tanh_after_last_step', ['sech2 = torch.mul(self.neg_t, self.neg_t, out=self.u).neg_().add_(1.0)'], ['sech2 = torch.mul(self.neg_t, self.neg_t, out=None).neg_().add_(1.0)'], BITWISE, 'a fresh tensor instead of a reused buffer: the same values'),
+    ('_Newton.tanh_after_last_step', ['sech2 = torch.mul(self.neg_t, self.neg_t, out=self.u).neg_().add_(1.0)'], ['sech2 = torch.mul(self.neg_t, self.neg_t, ).neg_().add_(1.0)'], BITWISE, 'a fresh tensor instead of a reused buffer: the same values'),
+    ('_cubic_model_guess', ['k = torch.reciprocal(s).mul_(1.5)'], ['k = torch.reciprocal(s).mul_(2.5)'], ROUNDING, 'another start of the solve (the rough guess in float64 or scaled): the fixed Newton steps reach the same root'),
+    ('_cubic_model_guess', ['root = p.to(torch.float32, copy=True).abs_().sqrt_().to(m.dtype).copysign_(p).neg_()'], ['root = p.to(None, copy=True).abs_().sqrt_().to(m.dtype).copysign_(p).neg_()'], ROUNDING, 'another start of the solve (the rough guess in float64 or scaled): the fixed Newton steps reach the same root'),
+    ('_cubic_model_guess', ['root = p.to(torch.float32, copy=True).abs_().sqrt_().to(m.dtype).copysign_(p).neg_()'], ['root = p.to(copy=True).abs_().sqrt_().to(m.dtype).copysign_(p).neg_()'], ROUNDING, 'another start of the solve (the rough guess in float64 or scaled): the fixed Newton steps reach the same root'),
+    ('_cubic_model_guess', ['root = p.to(torch.float32, copy=True).abs_().sqrt_().to(m.dtype).copysign_(p).neg_()'], ['root = p.to(torch.float32, ).abs_().sqrt_().to(m.dtype).copysign_(p).neg_()'], ROUNDING, 'another start of the solve (the rough guess in float64 or scaled): the fixed Newton steps reach the same root'),
+    ('_cubic_model_guess', ['root = p.to(torch.float32, copy=True).abs_().sqrt_().to(m.dtype).copysign_(p).neg_()'], ['root = p.to(torch.float32, copy=False).abs_().sqrt_().to(m.dtype).copysign_(p).neg_()'], BITWISE, 'a fresh tensor instead of a reused buffer, or a conversion to float32 that copies anyway: the same values'),
+    ('_cubic_model_guess', ['cbrt = q.to(torch.float32, copy=True).pow_(1.0 / 3.0).to(m.dtype)'], ['cbrt = q.to(torch.float32, copy=True).pow_(1.0 / 3.0).to(None)'], ROUNDING, 'another start of the solve (the rough guess in float64 or scaled): the fixed Newton steps reach the same root'),
+    ('_cubic_model_guess', ['cbrt = q.to(torch.float32, copy=True).pow_(1.0 / 3.0).to(m.dtype)'], ['cbrt = q.to(None, copy=True).pow_(1.0 / 3.0).to(m.dtype)'], ROUNDING, 'another start of the solve (the rough guess in float64 or scaled): the fixed Newton steps reach the same root'),
+    ('_cubic_model_guess', ['cbrt = q.to(torch.float32, copy=True).pow_(1.0 / 3.0).to(m.dtype)'], ['cbrt = q.to(copy=True).pow_(1.0 / 3.0).to(m.dtype)'], ROUNDING, 'another start of the solve (the rough guess in float64 or scaled): the fixed Newton steps reach the same root'),
+    ('_cubic_model_guess', ['cbrt = q.to(torch.float32, copy=True).pow_(1.0 / 3.0).to(m.dtype)'], ['cbrt = q.to(torch.float32, ).pow_(1.0 / 3.0).to(m.dtype)'], BITWISE, 'a fresh tensor instead of a reused buffer, or a conversion to float32 that copies anyway: the same values'),
+    ('_cubic_model_guess', ['cbrt = q.to(torch.float32, copy=True).pow_(1.0 / 3.0).to(m.dtype)'], ['cbrt = q.to(torch.float32, copy=False).pow_(1.0 / 3.0).to(m.dtype)'], BITWISE, 'a fresh tensor instead of a reused buffer, or a conversion to float32 that copies anyway: the same values'),
+    ('_cubic_model_guess', ['return torch.maximum(root, torch.minimum(q_over_p, cbrt, out=cbrt), out=root)'], ['return torch.maximum(root, torch.minimum(q_over_p, cbrt, out=cbrt), out=None)'], BITWISE, 'a fresh tensor instead of a reused buffer, or a conversion to float32 that copies anyway: the same values'),
+    ('_cubic_model_guess', ['return torch.maximum(root, torch.minimum(q_over_p, cbrt, out=cbrt), out=root)'], ['return torch.maximum(root, torch.minimum(q_over_p, cbrt, out=cbrt), )'], BITWISE, 'a fresh tensor instead of a reused buffer, or a conversion to float32 that copies anyway: the same values'),
+    ('_cubic_model_guess', ['return torch.maximum(root, torch.minimum(q_over_p, cbrt, out=cbrt), out=root)'], ['return torch.maximum(root, torch.minimum(q_over_p, cbrt, out=None), out=root)'], BITWISE, 'a fresh tensor instead of a reused buffer, or a conversion to float32 that copies anyway: the same values'),
+    ('_cubic_model_guess', ['return torch.maximum(root, torch.minimum(q_over_p, cbrt, out=cbrt), out=root)'], ['return torch.maximum(root, torch.minimum(q_over_p, cbrt, ), out=root)'], BITWISE, 'a fresh tensor instead of a reused buffer, or a conversion to float32 that copies anyway: the same values'),
+    ('_tanh_of_root', ['for _ in range(NEWTON_STEPS - 1):'], ['for _ in range(NEWTON_STEPS + 1):'], ROUNDING, 'one Newton step more than needed: only slower'),
+    ('tanh_normal_mode', ['if (loc.device.type == "cpu" and scale.device.type == "cpu" and loc.numel() <= SMALL_BATCH'], ['if (loc.device.type != "cpu" and scale.device.type == "cpu" and loc.numel() <= SMALL_BATCH'], ROUNDING, 'another choice between the small-batch float path and the batched solve (same formulas): only speed differs'),
+    ('tanh_normal_mode', ['if (loc.device.type == "cpu" and scale.device.type == "cpu" and loc.numel() <= SMALL_BATCH'], ['if (loc.device.type == "XXcpuXX" and scale.device.type == "cpu" and loc.numel() <= SMALL_BATCH'], ROUNDING, 'another choice between the small-batch float path and the batched solve (same formulas): only speed differs'),
+    ('tanh_normal_mode', ['if (loc.device.type == "cpu" and scale.device.type == "cpu" and loc.numel() <= SMALL_BATCH'], ['if (loc.device.type == "CPU" and scale.device.type == "cpu" and loc.numel() <= SMALL_BATCH'], ROUNDING, 'another choice between the small-batch float path and the batched solve (same formulas): only speed differs'),
+    ('tanh_normal_mode', ['if (loc.device.type == "cpu" and scale.device.type == "cpu" and loc.numel() <= SMALL_BATCH'], ['if (loc.device.type == "cpu" and scale.device.type != "cpu" and loc.numel() <= SMALL_BATCH'], ROUNDING, 'another choice between the small-batch float path and the batched solve (same formulas): only speed differs'),
+    ('tanh_normal_mode', ['if (loc.device.type == "cpu" and scale.device.type == "cpu" and loc.numel() <= SMALL_BATCH'], ['if (loc.device.type == "cpu" and scale.device.type == "XXcpuXX" and loc.numel() <= SMALL_BATCH'], ROUNDING, 'another choice between the small-batch float path and the batched solve (same formulas): only speed differs'),
+    ('tanh_normal_mode', ['if (loc.device.type == "cpu" and scale.device.type == "cpu" and loc.numel() <= SMALL_BATCH'], ['if (loc.device.type == "cpu" and scale.device.type == "CPU" and loc.numel() <= SMALL_BATCH'], ROUNDING, 'another choice between the small-batch float path and the batched solve (same formulas): only speed differs'),
+    ('tanh_normal_mode', ['if (loc.device.type == "cpu" and scale.device.type == "cpu" and loc.numel() <= SMALL_BATCH'], ['if (loc.device.type == "cpu" and scale.device.type == "cpu" and loc.numel() < SMALL_BATCH'], ROUNDING, 'another choice between the small-batch float path and the batched solve (same formulas): only speed differs'),
+    ('tanh_normal_mode', ['and scale.numel() <= SMALL_BATCH and _is_cpu_scalar(low) and _is_cpu_scalar(high)):'], ['and scale.numel() < SMALL_BATCH and _is_cpu_scalar(low) and _is_cpu_scalar(high)):'], ROUNDING, 'another choice between the small-batch float path and the batched solve (same formulas): only speed differs'),
+    ('tanh_normal_mode', ['and scale.numel() <= SMALL_BATCH and _is_cpu_scalar(low) and _is_cpu_scalar(high)):'], ['and scale.numel() <= SMALL_BATCH and _is_cpu_scalar(None) and _is_cpu_scalar(high)):'], ROUNDING, 'another choice between the small-batch float path and the batched solve (same formulas): only speed differs'),
+    ('tanh_normal_mode', ['and scale.numel() <= SMALL_BATCH and _is_cpu_scalar(low) and _is_cpu_scalar(high)):'], ['and scale.numel() <= SMALL_BATCH and _is_cpu_scalar(low) and _is_cpu_scalar(None)):'], ROUNDING, 'another choice between the small-batch float path and the batched solve (same formulas): only speed differs'),
+    ('tanh_normal_mode', ['small = _small_batch_mode(loc, scale, float(low), float(high), out_dtype)'], ['small = None'], ROUNDING, 'another choice between the small-batch float path and the batched solve (same formulas): only speed differs'),
+    ('tanh_normal_mode', ['small = _small_batch_mode(loc, scale, float(low), float(high), out_dtype)'], ['small = _small_batch_mode(loc, scale, float(low), float(high), None)'], ROUNDING, 'another choice between the small-batch float path and the batched solve (same formulas): only speed differs'),
+    ('_small_batch_mode', ['if dtype not in (torch.float32, torch.float64) or not high > low:'], ['if dtype not in (torch.float32, torch.float64) or high > low:'], ROUNDING, "another choice between the small-batch float path and the batched solve (same formulas), at limits TorchRL's parameters never reach or within them: only speed differs"),
+    ('_small_batch_mode', ['if dtype not in (torch.float32, torch.float64) or not high > low:'], ['if dtype not in (torch.float32, torch.float64) or not high >= low:'], BITWISE, "differs only where high == low, which TorchRL's TanhNormal refuses"),
+    ('_small_batch_mode', ['if not (_SMALL_MIN_S <= s <= _SMALL_MAX_M and m <= _SMALL_MAX_M):  # NaN fails too'], ['if not (_SMALL_MIN_S < s <= _SMALL_MAX_M and m <= _SMALL_MAX_M):  # NaN fails too'], ROUNDING, "another choice between the small-batch float path and the batched solve (same formulas), at limits TorchRL's parameters never reach or within them: only speed differs"),
+    ('_small_batch_mode', ['if not (_SMALL_MIN_S <= s <= _SMALL_MAX_M and m <= _SMALL_MAX_M):  # NaN fails too'], ['if not (_SMALL_MIN_S <= s < _SMALL_MAX_M and m <= _SMALL_MAX_M):  # NaN fails too'], ROUNDING, "another choice between the small-batch float path and the batched solve (same formulas), at limits TorchRL's parameters never reach or within them: only speed differs"),
+    ('_small_batch_mode', ['if not (_SMALL_MIN_S <= s <= _SMALL_MAX_M and m <= _SMALL_MAX_M):  # NaN fails too'], ['if not (_SMALL_MIN_S <= s <= _SMALL_MAX_M and m < _SMALL_MAX_M):  # NaN fails too'], ROUNDING, "another choice between the small-batch float path and the batched solve (same formulas), at limits TorchRL's parameters never reach or within them: only speed differs"),
+    ('_tanh_of_root_float', ['k = (1.0 / s) * 1.5'], ['k = (2.0 / s) * 1.5'], ROUNDING, 'another start, or one Newton step more: the same root; only speed differs'),
+    ('_tanh_of_root_float', ['k = (1.0 / s) * 1.5'], ['k = (1.0 / s) * 2.5'], ROUNDING, 'another start, or one Newton step more: the same root; only speed differs'),
+    ('_tanh_of_root_float', ['for _ in range(NEWTON_STEPS - 1):'], ['for _ in range(NEWTON_STEPS + 1):'], ROUNDING, 'another start, or one Newton step more: the same root; only speed differs'),
+    ('_tanh_of_root_float', ['return -(neg_t + (1.0 - neg_t * neg_t) * (h / dh))  # not clamped: see tanh_after_last_step'], ['return +(neg_t + (1.0 - neg_t * neg_t) * (h / dh))  # not clamped: see tanh_after_last_step'], BITWISE, 'the sign of t is discarded: the caller takes copysign(t, mu)'),
+    ('_affine_inside', ['if _is_cpu_scalar(low) and _is_cpu_scalar(high):'], ['if _is_cpu_scalar(None) and _is_cpu_scalar(high):'], ROUNDING, 'numbers as bounds take the tensor branch (same formula): only speed differs'),
+    ('_affine_inside', ['if _is_cpu_scalar(low) and _is_cpu_scalar(high):'], ['if _is_cpu_scalar(low) and _is_cpu_scalar(None):'], ROUNDING, 'numbers as bounds take the tensor branch (same formula): only speed differs'),
+    ('_affine_inside', ['lo_w, hi_w = lo.to(t.dtype), hi.to(t.dtype)'], ['lo_w, hi_w = lo.to(t.dtype), hi.to(None)'], BITWISE, 'the float32 bound is promoted to float64 in the sum anyway (widening is exact)'),
+    ('_is_cpu_scalar', ['return value.numel() == 1 and value.device.type == "cpu"'], ['return value.numel() == 1 and value.device.type != "cpu"'], ROUNDING, 'CPU 0-d bounds take the tensor branch and the batched solve (a CUDA 0-d bound would take float()): only speed differs'),
+    ('_is_cpu_scalar', ['return value.numel() == 1 and value.device.type == "cpu"'], ['return value.numel() == 1 and value.device.type == "XXcpuXX"'], ROUNDING, 'CPU 0-d bounds take the tensor branch and the batched solve (a CUDA 0-d bound would take float()): only speed differs'),
+    ('_is_cpu_scalar', ['return value.numel() == 1 and value.device.type == "cpu"'], ['return value.numel() == 1 and value.device.type == "CPU"'], ROUNDING, 'CPU 0-d bounds take the tensor branch and the batched solve (a CUDA 0-d bound would take float()): only speed differs'),
+]
 
 
 def _id(probe) -> str:
