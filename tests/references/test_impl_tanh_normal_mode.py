@@ -83,6 +83,16 @@ def test_bound_is_never_returned():
     assert got32[0].item() == float(np.nextafter(np.float32(2), np.float32(0)))
 
 
+@pytest.mark.parametrize("n", [2, 20])  # the small-batch float path, the batched solve
+def test_largest_finite_locations_are_next_to_the_bound(n):
+    """|loc| whose 3 |loc| / (2 sigma^2) overflows float64: the start of the solve is inf and its
+    first step inf - inf; the solve restarts from |loc| + 2 sigma^2 instead of returning NaN."""
+    big = np.finfo(np.float64).max
+    loc = torch.tensor([big, -big] * (n // 2), dtype=torch.float64)
+    got = tanh_normal_mode(loc, torch.full_like(loc, 0.01), -1.0, 1.0)
+    assert got.tolist() == [np.nextafter(1.0, 0.0), -np.nextafter(1.0, 0.0)] * (n // 2)
+
+
 def test_tie_and_sign_of_zero():
     plus = tanh_normal_mode(torch.tensor([0.0]), torch.tensor([1.0]), -1.0, 1.0)
     minus = tanh_normal_mode(torch.tensor([-0.0]), torch.tensor([1.0]), -1.0, 1.0)
