@@ -76,9 +76,11 @@ def _calls():
             if bounds != "numbers":
                 low = torch.tensor(low, dtype=torch.float32)
                 high = torch.tensor(high, dtype=torch.float32) if isinstance(high, list) else high
-            # per-dimension bounds: batches of rows of 3; small batches: the first 12
+            # per-dimension bounds: batches of rows of 3; small batches: the first 12, but
+            # batches of 16 cover everything (the cusp included) where the float path takes them
             for batch in (1, 8, 16, 17, 256) if bounds == "numbers" else (15, 18, 255):
-                limit = len(m) if batch > 200 else 12 * batch
+                whole = batch > 200 or (batch == 16 and dtype in (torch.float64, torch.float32))
+                limit = len(m) if whole else 12 * batch
                 for start in range(0, min(len(m), limit) - batch + 1, batch):
                     loc, scale = m[start:start + batch], s[start:start + batch]
                     if bounds != "numbers":
