@@ -44,8 +44,10 @@ GET_MODE_2198 = ("https://github.com/pytorch/rl/blob/00b7c2e8f38730747f9484e7fa3
                  "torchrl/modules/distributions/continuous.py#L499-L528")
 
 DTYPES = [torch.float64, torch.float32]
-TOL_Y = {torch.float64: 1e-9, torch.float32: 1e-4}
-TIE_NATS = {torch.float64: 1e-10, torch.float32: 1e-5}
+# half precision: 4 ulps of the dtype just below 1 (the specs of half precision avoid ties)
+TOL_Y = {torch.float64: 1e-9, torch.float32: 1e-4, torch.float16: 4 * 2.0**-11,
+         torch.bfloat16: 4 * 2.0**-8}
+TIE_NATS = {torch.float64: 1e-10, torch.float32: 1e-5, torch.float16: 0.0, torch.bfloat16: 0.0}
 LOG_DENSITY_NATS = {torch.float64: 1e-9, torch.float32: 1e-6}
 
 
@@ -66,28 +68,41 @@ def call_mode(area, loc, scale, *, dtype, low=-1.0, high=1.0, upscale=5.0, tanh_
               global_seed: int | None = GLOBAL_SEED):
     """make() + mode(); returns (loc, scale, mode) as float64 numpy, exactly as used.
 
-    The global torch RNG is seeded first so that a stochastic implementation (TorchRL's
-    get_mode() samples) fails reproducibly; determinism itself is specified separately.
+    ``low``/``high``: numbers, or tensors (per-dimension bounds, handed over as they are).
+    The mode must have the broadcast shape of loc and scale (loc's own, when scale broadcasts
+    to it) and loc's dtype. The global torch RNG is seeded first so that a stochastic
+    implementation (TorchRL's get_mode() samples) fails reproducibly; determinism itself is
+    specified separately.
     """
     if global_seed is not None:
         torch.manual_seed(global_seed)
     loc_t = torch.as_tensor(np.asarray(loc, dtype=np.float64)).to(dtype)
     scale_t = torch.as_tensor(np.asarray(scale, dtype=np.float64)).to(dtype)
-    params = {"low": low, "high": high, "dtype": _dtype_id(dtype), "shape": tuple(loc_t.shape)}
+    shape = torch.broadcast_shapes(loc_t.shape, scale_t.shape)
+    params = {"low": _bound_id(low), "high": _bound_id(high), "dtype": _dtype_id(dtype),
+              "shape": tuple(loc_t.shape)}
+    if scale_t.shape != loc_t.shape:
+        params["scale shape"] = tuple(scale_t.shape)
     if tanh_loc:
         params.update(tanh_loc=True, upscale=upscale)
-    dist = area.make(device.put(loc_t), device.put(scale_t), low=low, high=high, upscale=upscale,
-                     tanh_loc=tanh_loc)
+    dist = area.make(device.put(loc_t), device.put(scale_t), low=device.put(low),
+                     high=device.put(high), upscale=upscale, tanh_loc=tanh_loc)
     out = area.mode(dist)
-    if not isinstance(out, torch.Tensor) or out.shape != loc_t.shape or out.dtype != dtype:
+    if not isinstance(out, torch.Tensor) or out.shape != shape or out.dtype != dtype:
         got = (f"{type(out).__name__} of shape {tuple(out.shape)} and dtype {out.dtype}"
                if isinstance(out, torch.Tensor) else repr(out))
         raise AssertionError(message(
             "mode() must return a tensor of the shape and dtype of loc", params=params,
-            expected=f"tensor of shape {tuple(loc_t.shape)} and dtype {dtype}", actual=got))
+            expected=f"tensor of shape {tuple(shape)} and dtype {dtype}", actual=got))
     out = device.host(out, "mode()")
     as64 = functools.partial(np.asarray, dtype=np.float64)
-    return as64(loc_t.numpy()), as64(scale_t.numpy()), as64(out.detach().numpy())
+    # .double() first: numpy has no bfloat16 (widening is exact)
+    return (as64(loc_t.double().numpy()), as64(scale_t.double().numpy()),
+            as64(out.detach().double().numpy()))
+
+
+def _bound_id(bound):
+    return bound.tolist() if isinstance(bound, torch.Tensor) else bound
 
 
 @functools.lru_cache(maxsize=64)
@@ -217,6 +232,33 @@ def test_near_the_cusp(tanh_normal_mode, dtype):
     check_modes(got, loc, scale, dtype=dtype, params={"dtype": _dtype_id(dtype), "near": "cusp"})
 
 
+def cusp_parameters(seed, n):
+    """n seeded (mu, sigma) next to the cusp: half with |mu| = 10^U(-9, -3.5) and
+    sigma^2 = 1/2 (1 + N(0, 3e-4)) (a nearly triple root), half with |mu| = 10^U(-3.5, -2) and
+    sigma^2 = 1/2 (1 + U(-0.03, 0.03)); random signs."""
+    rng = np.random.default_rng(seed)
+    half = n // 2
+    mu = np.concatenate([10 ** rng.uniform(-9, -3.5, half), 10 ** rng.uniform(-3.5, -2, n - half)])
+    eps = np.concatenate([rng.normal(0, 3e-4, half), rng.uniform(-0.03, 0.03, n - half)])
+    return mu * rng.choice([-1.0, 1.0], n), np.sqrt(0.5 * (1 + eps))
+
+
+@dtypes
+@pytest.mark.parametrize("batch", [16, 128], ids=lambda b: f"batch={b}")
+def test_near_the_cusp_seeded(tanh_normal_mode, dtype, batch):
+    """128 seeded parameter sets next to the cusp (see ``cusp_parameters``), asked for in
+    batches of 16 (a few policies' actions, the size some implementations solve on a separate
+    path) or in one batch of 128: every mode within the tolerance of the oracle's, or of the
+    other maximum where the two tie."""
+    mu, sigma = cusp_parameters(131, 128)
+    for start in range(0, 128, batch):
+        part = slice(start, start + batch)
+        loc, scale, got = call_mode(tanh_normal_mode, mu[part], sigma[part], dtype=dtype)
+        check_modes(got, loc, scale, dtype=dtype,
+                    params={"dtype": _dtype_id(dtype), "near": "cusp", "seed": 131,
+                            "batch": batch, "first element": start})
+
+
 @dtypes
 def test_bimodal_regime(tanh_normal_mode, dtype):
     """sigma^2 > 1/2 and small |mu|: two local maxima with different heights; the higher one
@@ -285,7 +327,127 @@ def test_asymmetric_bounds(tanh_normal_mode, dtype, bounds):
                 params={"low": low, "high": high, "dtype": _dtype_id(dtype)})
 
 
+@dtypes
+def test_largest_finite_locations(tanh_normal_mode, dtype):
+    """|loc| up to the dtype's largest finite value (a diverged policy network): the mode is
+    within far less than the dtype resolves of the bound on loc's side, so the representable
+    value next to that bound is the answer (anything within the y tolerance and strictly inside
+    passes), never NaN and never the bound itself. The two largest alone, in a batch of 8 and
+    in one of 24."""
+    big = float(torch.finfo(dtype).max)
+    mu = np.array([big, -big, 1e300 if dtype == torch.float64 else 1e37, -1e38, 1e6, -1e6,
+                   big / 3, -big / 3])
+    sigma = np.array([0.01, 0.01, 1.0, 2.0, 0.5, 0.05, 1.0, 0.2])
+    low, high = -3.0, 7.0
+    tol = TOL_Y[dtype] * (high - low) / 2
+    for batch in (2, 8, 24):
+        loc, scale, got = call_mode(tanh_normal_mode, np.resize(mu, batch),
+                                    np.resize(sigma, batch), dtype=dtype, low=low, high=high)
+        near = np.where(loc > 0, high, low)
+        bad = ~((got > low) & (got < high) & (np.abs(got - near) <= tol))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise AssertionError(message(
+                "mode of a distribution with a huge |loc| is not next to the bound on loc's side",
+                params={"loc": float(loc[i]), "scale": float(scale[i]), "low": low, "high": high,
+                        "dtype": _dtype_id(dtype), "batch": batch},
+                expected=f"strictly inside, within {tol:.3g} of {near[i]}",
+                actual=float(got[i]),
+                detail=f"{int(bad.sum())} of {bad.size} elements; all: {got.tolist()}"))
+
+
+# ---------------------------------------------------------------- bounds given as tensors
+# TorchRL's TanhNormal takes low/high as numbers or tensors; a ProbabilisticActor built from a
+# bounded action spec passes the spec's per-dimension bounds (float32 tensors of shape [D]).
+
+ACTION_LOW = [-0.3, 0.1]
+ACTION_HIGH = [0.7, 2.9]
+
+
+@dtypes
+@pytest.mark.parametrize("high_given_as", ["tensor", "number"])
+@pytest.mark.parametrize("rows", [4, 30], ids=lambda r: f"rows={r}")
+def test_per_dimension_bounds(tanh_normal_mode, dtype, high_given_as, rows):
+    """Bounds as float32 tensors of shape [2] (an action spec's), loc of shape [4, 2] (one step
+    of a few environments) or [30, 2] in
+    float32 or float64, or low a tensor and high the number 3 (exact in every dtype: TorchRL
+    holds a number bound as a float32 tensor): every column is the mode of
+    its own bounds (the oracle's, at the float32 bounds widened exactly), strictly inside them,
+    with |loc| = 30 in some rows (mode next to the bound)."""
+    low = torch.tensor(ACTION_LOW, dtype=torch.float32)
+    high = (torch.tensor(ACTION_HIGH, dtype=torch.float32) if high_given_as == "tensor"
+            else 3.0)
+    mu, sigma = seeded_parameters(41, 2 * rows)
+    mu, sigma = mu.reshape(rows, 2), sigma.reshape(rows, 2)
+    mu[:2], sigma[:2] = [[30.0] * 2, [-30.0] * 2], 0.05
+    loc, scale, got = call_mode(tanh_normal_mode, mu, sigma, dtype=dtype, low=low, high=high)
+    lows = low.double().numpy()
+    highs = (high.double().numpy() if isinstance(high, torch.Tensor)
+             else np.full(2, float(np.float64(high))))
+    for j in range(2):
+        check_modes(got[:, j], loc[:, j], scale[:, j], dtype=dtype, low=float(lows[j]),
+                    high=float(highs[j]),
+                    params={"dtype": _dtype_id(dtype), "low": ACTION_LOW,
+                            "high": ACTION_HIGH if high_given_as == "tensor" else high,
+                            "rows": rows, "column": j, "seed": 41})
+
+
 # ---------------------------------------------------------------- batches and dtypes
+
+
+@pytest.mark.parametrize(("loc_shape", "scale_shape"), [((4, 3), (3,)), ((40, 3), (3,)),
+                                                        ((4, 3), ()), ((3,), (4, 3))],
+                         ids=lambda s: "x".join(map(str, s)) or "scalar")
+def test_scale_broadcast_over_loc(tanh_normal_mode, loc_shape, scale_shape):
+    """A scale of another shape than loc (a state-independent scale of shape [D], one number,
+    or a batch of scales for one loc): the mode has the broadcast shape, each element the mode
+    of its own (loc, scale) pair."""
+    rng = np.random.default_rng(53)
+    loc_in = 1.5 * rng.standard_normal(loc_shape)
+    scale_in = rng.uniform(0.05, 2.0, scale_shape)
+    loc, scale, got = call_mode(tanh_normal_mode, loc_in, scale_in, dtype=torch.float64)
+    mu, sigma = np.broadcast_arrays(loc, scale)
+    check_modes(got, mu, sigma, dtype=torch.float64,
+                params={"loc shape": loc_shape, "scale shape": scale_shape, "seed": 53})
+
+
+def test_integer_parameters(tanh_normal_mode):
+    """Integer loc and scale (TorchRL's TanhNormal accepts them): the mode is a real number, in
+    torch's default dtype as for any function of integer tensors that returns reals
+    (torch.tanh of an integer tensor is float32), and it is the mode of those parameters."""
+    loc = torch.tensor([0, 2, -3, 1, 0])
+    scale = torch.tensor([1, 1, 2, 3, 1])
+    params = {"loc": loc.tolist(), "scale": scale.tolist(), "dtype": "int64"}
+    torch.manual_seed(GLOBAL_SEED)
+    out = tanh_normal_mode.mode(tanh_normal_mode.make(device.put(loc), device.put(scale)))
+    default = torch.get_default_dtype()
+    if not isinstance(out, torch.Tensor) or out.shape != loc.shape or out.dtype != default:
+        got = (f"{type(out).__name__} of shape {tuple(out.shape)} and dtype {out.dtype}"
+               if isinstance(out, torch.Tensor) else repr(out))
+        raise AssertionError(message(
+            "mode() of integer parameters must be a tensor of loc's shape in the default dtype",
+            params=params, expected=f"tensor of shape {tuple(loc.shape)} and dtype {default}",
+            actual=got))
+    got = device.host(out, "mode()").double().numpy()
+    check_modes(got, loc.double().numpy(), scale.double().numpy(), dtype=default, params=params)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=_dtype_id)
+@pytest.mark.parametrize("copies", [1, 3], ids=lambda c: f"batch={12 * c}")
+def test_half_precision(tanh_normal_mode, dtype, copies):
+    """float16 and bfloat16 parameters (a half-precision policy): the mode in loc's dtype,
+    within 4 of its ulps below 1 (r = 1) of the exact mode at the parameters as given, and
+    strictly inside: where the mode is closer to a bound than the dtype resolves, the
+    representable value next to the bound, never the bound (a value computed in float64 and
+    rounded to half precision becomes the bound). Four of the twelve sit next to the cusp
+    (scale 0.70703125, exact in both dtypes: sigma^2 = 0.49989), where a solve in half
+    precision is off by up to 0.03 r."""
+    mu = np.tile([0.2, -1.2, 2.0, 30.0, -30.0, 0.5, -0.05, 1.0, -1e-6, 3e-7, 1e-4, -2e-4],
+                 copies)
+    sigma = np.tile([1.0, 0.7, 0.1, 0.1, 0.1, 0.3, 0.8, 2.0] + [0.70703125] * 4, copies)
+    loc, scale, got = call_mode(tanh_normal_mode, mu, sigma, dtype=dtype)
+    check_modes(got, loc, scale, dtype=dtype,
+                params={"dtype": _dtype_id(dtype), "batch": 12 * copies})
 
 
 @pytest.mark.parametrize("shape", [(7,), (5, 3), (6, 1)], ids=lambda s: "x".join(map(str, s)))

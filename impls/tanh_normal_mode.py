@@ -78,10 +78,12 @@ class _Newton:
         self.x.addcdiv_(self.h, self.dh, value=-1.0)
 
     def tanh_after_last_step(self):
-        """tanh(x - h / h') to first order: tanh(x) - (1 - tanh(x)^2) h / h'."""
+        """tanh(x - h / h') to first order: tanh(x) - (1 - tanh(x)^2) h / h'. Not clamped
+        into [0, 1]: the caller's copysign fixes the sign, and the final clamp into the open
+        interval (low, high) takes a value a rounding puts above 1 back inside."""
         self.residual()
         sech2 = torch.mul(self.neg_t, self.neg_t, out=self.u).neg_().add_(1.0)
-        return self.neg_t.addcmul_(sech2, self.h.div_(self.dh)).neg_().clamp_(0.0, 1.0)
+        return self.neg_t.addcmul_(sech2, self.h.div_(self.dh)).neg_()
 
 
 def _cubic_model_guess(m, s, two_s):
@@ -105,20 +107,21 @@ def _tanh_of_root(m, s):
     newton.step()
     # A valid step lands at X >= 0 or above. A negative one can only come from h' rounding to
     # <= 0 right at the cusp: abs() turns it into a huge value, so m + 2 s is taken instead.
-    torch.minimum(newton.x.abs_(), m + two_s, out=newton.x)
+    # fmin, not minimum: where m (3 m / 2 s in the guess) overflows, the step is inf - inf = NaN
+    # and m + 2 s, a valid start, is taken (a NaN m stays NaN)
+    torch.fmin(newton.x.abs_(), m + two_s, out=newton.x)
     for _ in range(NEWTON_STEPS - 1):
         newton.step()
     return newton.tanh_after_last_step()
 
 
-def tanh_normal_mode(loc: torch.Tensor, scale: torch.Tensor, low=-1.0, high=1.0) -> torch.Tensor:
+def tanh_normal_mode(loc: torch.Tensor, scale: torch.Tensor, low, high) -> torch.Tensor:
     """Mode of c + r * tanh(Normal(loc, scale^2)), elementwise over broadcast loc and scale.
 
+    ``loc`` and ``scale`` are tensors on one device (as TorchRL's TanhNormal holds them);
     ``low``/``high`` are numbers or tensors broadcastable to the result. The result has the
     broadcast shape, the dtype of ``loc`` (after promotion with ``scale``) and no gradient.
     """
-    loc = torch.as_tensor(loc)
-    scale = torch.as_tensor(scale, device=loc.device)
     out_dtype = torch.promote_types(loc.dtype, scale.dtype)
     if not out_dtype.is_floating_point:
         out_dtype = torch.get_default_dtype()
@@ -158,8 +161,8 @@ def _small_batch_mode(loc, scale, low: float, high: float, dtype):
         return None
     shape = torch.broadcast_shapes(loc.shape, scale.shape)
     n = shape.numel()
-    mus = loc.detach().expand(shape).reshape(n).tolist() if n else []
-    sigmas = scale.detach().expand(shape).reshape(n).tolist() if n else []
+    mus = loc.detach().expand(shape).reshape(n).tolist()
+    sigmas = scale.detach().expand(shape).reshape(n).tolist()
     c, r = (high + low) * 0.5, (high - low) * 0.5
     if dtype == torch.float32:
         inner_lo = float(np.nextafter(np.float32(low), np.float32(high)))
@@ -167,7 +170,7 @@ def _small_batch_mode(loc, scale, low: float, high: float, dtype):
     else:
         inner_lo, inner_hi = float(np.nextafter(low, high)), float(np.nextafter(high, low))
     out = []
-    for mu, sigma in zip(mus, sigmas, strict=True):
+    for mu, sigma in zip(mus, sigmas):  # noqa: B905 (one length by construction)
         mu, s = float(mu), float(sigma) * float(sigma)
         m = abs(mu)
         if not (_SMALL_MIN_S <= s <= _SMALL_MAX_M and m <= _SMALL_MAX_M):  # NaN fails too
@@ -201,8 +204,7 @@ def _tanh_of_root_float(m: float, s: float) -> float:
         _, h, dh = residual(x)
         x = x - h / dh
     neg_t, h, dh = residual(x)
-    t = -(neg_t + (1.0 - neg_t * neg_t) * (h / dh))
-    return min(max(t, 0.0), 1.0)
+    return -(neg_t + (1.0 - neg_t * neg_t) * (h / dh))  # not clamped: see tanh_after_last_step
 
 
 def _affine_inside(t, low, high, dtype):
@@ -216,8 +218,8 @@ def _affine_inside(t, low, high, dtype):
         inner_hi = float(np.nextafter(np_type(hi), np_type(lo)))
         if dtype in (torch.float32, torch.float64):
             return y.clamp_(inner_lo, inner_hi)
-    lo = torch.as_tensor(low, device=t.device)
-    hi = torch.as_tensor(high, device=t.device)
+    # TanhNormal holds its bounds as tensors on loc's device already
+    lo, hi = torch.as_tensor(low), torch.as_tensor(high)
     lo_w, hi_w = lo.to(t.dtype), hi.to(t.dtype)
     y = torch.addcmul((hi_w + lo_w) * 0.5, (hi_w - lo_w) * 0.5, t).to(dtype)
     lo, hi = lo.to(dtype), hi.to(dtype)

@@ -19,16 +19,20 @@ class TanhNormalMode(Protocol):
         loc: torch.Tensor,
         scale: torch.Tensor,
         *,
-        low: float = -1.0,
-        high: float = 1.0,
+        low: float | torch.Tensor = -1.0,
+        high: float | torch.Tensor = 1.0,
         upscale: float = 5.0,
         tanh_loc: bool = False,
     ) -> object:
-        """The implementation's distribution object for these parameters (any batch shape)."""
+        """The implementation's distribution object for these parameters (any batch shape;
+        ``scale`` may broadcast to ``loc`` or ``loc`` to ``scale``). ``low``/``high`` are numbers
+        or tensors broadcastable to the batch (an action spec's per-dimension bounds), as
+        TorchRL's ``TanhNormal`` takes them."""
         ...
 
     def mode(self, dist: object) -> torch.Tensor:
-        """The mode of ``dist``, the way its library exposes it (shape and dtype of ``loc``)."""
+        """The mode of ``dist``, the way its library exposes it (dtype of ``loc``; shape of
+        ``loc`` broadcast with ``scale``)."""
 
 
 class TanhNormalScore(Protocol):

@@ -18,7 +18,7 @@ DTYPES = {"CUSP_Q_DIV": {"float64"}, "CUSP_CUBE_ROOT": {"float64", "float32"},
 
 @pytest.fixture(scope="module")
 def suite_run(tmp_path_factory):
-    return run_suite(tmp_path_factory.mktemp("cusp"), SPEC, "-k", "near_the_cusp", "--impl",
+    return run_suite(tmp_path_factory.mktemp("cusp"), SPEC, "-k", "near_the_cusp and not seeded", "--impl",
                      ",".join(f"{MODULE}:{name}" for name in [*MUTANTS, "UNMUTATED"]))
 
 

@@ -33,7 +33,7 @@ def test_fixed_newton_steps_reach_float64_rounding():
                         rng.uniform(0, 0.2, n), 10 ** rng.uniform(-9, -1, n)])
     s = np.concatenate([rng.uniform(0.2, 3, n), 10 ** rng.uniform(-8, 2.5, n),
                         0.5 + rng.uniform(-0.1, 0.1, n), 0.5 + rng.uniform(-1e-4, 1e-4, n)])
-    got = tanh_normal_mode(torch.as_tensor(m), torch.as_tensor(np.sqrt(s))).numpy()
+    got = tanh_normal_mode(torch.as_tensor(m), torch.as_tensor(np.sqrt(s)), -1.0, 1.0).numpy()
     truth = bisection_tanh_root(m, np.sqrt(s) ** 2)
     near_cusp = (np.abs(s - 0.5) < 1e-3) & (m < 1e-6)  # root determined to ~eps / h'(X) only
     err = np.abs(got - truth)
@@ -45,7 +45,7 @@ def test_matches_scipy_oracle_on_a_random_batch():
     rng = np.random.default_rng(1)
     mu, sigma = 1.5 * rng.standard_normal(3000), rng.uniform(0.05, 2.0, 3000)
     exp = oracle.modes(mu, sigma)
-    got = tanh_normal_mode(torch.as_tensor(mu), torch.as_tensor(sigma)).numpy()
+    got = tanh_normal_mode(torch.as_tensor(mu), torch.as_tensor(sigma), -1.0, 1.0).numpy()
     assert np.abs(got - exp.y).max() <= 1e-11
 
 
@@ -67,15 +67,15 @@ def test_float32_answer_is_the_rounded_float64_answer():
     rng = np.random.default_rng(2)
     loc = torch.as_tensor(1.5 * rng.standard_normal(1000), dtype=torch.float32)
     scale = torch.as_tensor(rng.uniform(0.05, 2.0, 1000), dtype=torch.float32)
-    f32 = tanh_normal_mode(loc, scale)
-    f64 = tanh_normal_mode(loc.double(), scale.double())
+    f32 = tanh_normal_mode(loc, scale, -1.0, 1.0)
+    f64 = tanh_normal_mode(loc.double(), scale.double(), -1.0, 1.0)
     inside = float(np.nextafter(np.float32(1), np.float32(0)))  # where rounding hits +-1
     assert torch.equal(f32, f64.float().clamp(-inside, inside))
 
 
 def test_bound_is_never_returned():
     loc = torch.tensor([20.0, -20.0, 400.0], dtype=torch.float64)
-    got = tanh_normal_mode(loc, torch.full_like(loc, 0.1))
+    got = tanh_normal_mode(loc, torch.full_like(loc, 0.1), -1.0, 1.0)
     assert got.tolist() == [np.nextafter(1.0, 0.0), -np.nextafter(1.0, 0.0),
                             np.nextafter(1.0, 0.0)]
     got32 = tanh_normal_mode(loc.float(), torch.full((3,), 0.1), 0.0, 2.0)
@@ -83,12 +83,22 @@ def test_bound_is_never_returned():
     assert got32[0].item() == float(np.nextafter(np.float32(2), np.float32(0)))
 
 
+@pytest.mark.parametrize("n", [2, 20])  # the small-batch float path, the batched solve
+def test_largest_finite_locations_are_next_to_the_bound(n):
+    """|loc| whose 3 |loc| / (2 sigma^2) overflows float64: the start of the solve is inf and its
+    first step inf - inf; the solve restarts from |loc| + 2 sigma^2 instead of returning NaN."""
+    big = np.finfo(np.float64).max
+    loc = torch.tensor([big, -big] * (n // 2), dtype=torch.float64)
+    got = tanh_normal_mode(loc, torch.full_like(loc, 0.01), -1.0, 1.0)
+    assert got.tolist() == [np.nextafter(1.0, 0.0), -np.nextafter(1.0, 0.0)] * (n // 2)
+
+
 def test_tie_and_sign_of_zero():
-    plus = tanh_normal_mode(torch.tensor([0.0]), torch.tensor([1.0]))
-    minus = tanh_normal_mode(torch.tensor([-0.0]), torch.tensor([1.0]))
+    plus = tanh_normal_mode(torch.tensor([0.0]), torch.tensor([1.0]), -1.0, 1.0)
+    minus = tanh_normal_mode(torch.tensor([-0.0]), torch.tensor([1.0]), -1.0, 1.0)
     assert plus.item() == pytest.approx(0.9575040240772687, abs=1e-7)
     assert minus.item() == -plus.item()
-    assert tanh_normal_mode(torch.tensor([0.0]), torch.tensor([0.5])).item() == 0.0
+    assert tanh_normal_mode(torch.tensor([0.0]), torch.tensor([0.5]), -1.0, 1.0).item() == 0.0
 
 
 def test_tensor_bounds_and_nan():
@@ -102,10 +112,10 @@ def test_tensor_bounds_and_nan():
 def test_deterministic_no_rng_no_grad():
     loc = torch.tensor([0.2, -0.7], requires_grad=True)
     state = torch.random.get_rng_state()
-    a = tanh_normal_mode(loc, torch.tensor([1.0, 0.4]))
+    a = tanh_normal_mode(loc, torch.tensor([1.0, 0.4]), -1.0, 1.0)
     assert torch.equal(state, torch.random.get_rng_state())
     torch.manual_seed(123)
-    b = tanh_normal_mode(loc, torch.tensor([1.0, 0.4]))
+    b = tanh_normal_mode(loc, torch.tensor([1.0, 0.4]), -1.0, 1.0)
     assert torch.equal(a, b) and not a.requires_grad
 
 
@@ -185,7 +195,7 @@ def test_small_batch_float_path_agrees_with_the_vectorised_solve():
     s = np.concatenate([np.exp(rng.uniform(np.log(1e-8), np.log(300), 3000)),
                         0.5 + rng.normal(0, 1e-3, 1000), [0.7, 0.7]])
     loc, scale = torch.tensor(m), torch.tensor(np.sqrt(s))
-    vectorised = tanh_normal_mode(loc, scale)  # > SMALL_BATCH: the tensor path
+    vectorised = tanh_normal_mode(loc, scale, -1.0, 1.0)  # > SMALL_BATCH: the tensor path
     small = torch.cat([_small_batch_mode(loc[i:i + SMALL_BATCH], scale[i:i + SMALL_BATCH],
                                          -1.0, 1.0, torch.float64)
                        for i in range(0, len(m), SMALL_BATCH)])

@@ -24,8 +24,8 @@ class TanhNormalAPI:
         low = first_accepted(dist_cls, "low", "min")
         self.bound_names = ("low", "high") if low == "low" else ("min", "max")
 
-    def make(self, loc: torch.Tensor, scale: torch.Tensor, *, low: float = -1.0,
-             high: float = 1.0, upscale: float = 5.0, tanh_loc: bool = False):
+    def make(self, loc: torch.Tensor, scale: torch.Tensor, *, low: float | torch.Tensor = -1.0,
+             high: float | torch.Tensor = 1.0, upscale: float = 5.0, tanh_loc: bool = False):
         lo_name, hi_name = self.bound_names
         kwargs = {lo_name: low, hi_name: high, "upscale": upscale, "tanh_loc": tanh_loc}
         with quiet():
