@@ -178,7 +178,7 @@ PATH_ROOTS = ("conformance", "benchtools", "benchmarks", "tests", "impls", "exam
 
 def _as_glob(path: str) -> list[str]:
     """``a/{b,c}.md`` -> two globs; ``<name>`` -> ``*``."""
-    path = re.sub(r"<[^>]*>", "*", path.rstrip("/"))
+    path = re.sub(r"\*+", "*", re.sub(r"<[^>]*>", "*", path.rstrip("/")))  # <area>*: one *
     braces = re.search(r"\{([^}]*)\}", path)
     if not braces:
         return [path]
