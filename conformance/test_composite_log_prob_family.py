@@ -151,3 +151,33 @@ def _raised_cause(exc: Exception, coeff: str) -> str | None:
         return ("per-head coefficients are looked up by the top-level key of the entropy "
                 "('action'), not by the nested key of each head")
     return ELEMENTWISE
+
+
+def test_entropy_coefficients_missing_a_head_are_refused_naming_it(entropy):
+    """Per-head entropy coefficients that leave a head out are refused with a KeyError naming
+    that head: a bonus computed without it, or an error naming nothing, leaves the user
+    guessing which key is missing."""
+    heads = HEADS["seed"]((B,), seed=41)
+    missing = list(heads)[-1]
+    c = {h: 0.01 for h in list(heads)[:-1]}
+    params = {"heads": describe(heads), "entropy_coeff": c, "missing": missing}
+    try:
+        got = entropy_loss(entropy, heads, coeff=c, seed=41)
+    except KeyError as exc:
+        if missing not in str(exc):
+            raise AssertionError(message(
+                "the error for a missing entropy coefficient does not name the head",
+                params=params, expected=f"a KeyError naming {missing!r}",
+                actual=f"KeyError: {str(exc)[:200]}", link=RL_3101)) from None
+        return
+    except (AssertionError, NotImplementedError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - any other error fails the spec, readably
+        raise AssertionError(message(
+            "a missing entropy coefficient raised something else than a KeyError naming the "
+            "head", params=params, expected=f"KeyError naming {missing!r}",
+            actual=f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}",
+            link=RL_3101)) from None
+    raise AssertionError(message(
+        "per-head entropy coefficients that leave a head out were accepted", params=params,
+        expected=f"KeyError naming {missing!r}", actual=f"loss_entropy {got}", link=RL_3101))
