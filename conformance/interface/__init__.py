@@ -63,8 +63,12 @@ from conformance.interface.ppo_value_clipping import (
 from conformance.interface.prioritized_replay import (
     PrioritizedBuffer,
     PrioritizedDraw,
+    PrioritizedHistorical,
     PrioritizedReplay,
+    PrioritizedSamplerTree,
     PrioritizedSlices,
+    PrioritizedTrees,
+    SegmentTreeHandle,
 )
 from conformance.interface.sac_done_states import (
     SAC_LAYOUTS,
@@ -81,7 +85,11 @@ CAPABILITIES: dict[str, dict[str, type]] = {
     "composite_log_prob": {"ppo_step_changed": CompositePPOChanged,
                            "entropy_loss": CompositeEntropy},
     "ppo_value_clipping": {"critic_loss_of": PPOLossFamily},
-    "prioritized_replay": {"slice_buffer": PrioritizedSlices},
+    "prioritized_replay": {"slice_buffer": PrioritizedSlices,
+                           # issue #31: the trees and the historical maximum
+                           "segment_tree": PrioritizedTrees,
+                           "sampler_sum_tree": PrioritizedSamplerTree,
+                           "historical_buffer": PrioritizedHistorical},
 }
 
 #: area name -> the protocol its attribute must satisfy (checked by conformance/test_interface.py)
@@ -100,6 +108,7 @@ __all__ = [
     "PPO_LOSS_CLASSES", "PROTOCOLS", "SAC_LAYOUTS", "CompositeEntropy", "CompositeHead",
     "CompositeLogProb", "CompositeLogProbs", "CompositePPOChanged", "CompositePPOStep",
     "CriticLoss", "Implementation", "PPOLossFamily", "PPOValueClipping", "PrioritizedBuffer",
-    "PrioritizedDraw", "PrioritizedReplay", "PrioritizedSlices", "SACBatch", "SACDoneStates",
+    "PrioritizedDraw", "PrioritizedHistorical", "PrioritizedReplay", "PrioritizedSamplerTree",
+    "PrioritizedSlices", "PrioritizedTrees", "SegmentTreeHandle", "SACBatch", "SACDoneStates",
     "SACNetworks", "SACOutcome", "TanhNormalMode", "TanhNormalScore", "Untestable",
 ]
