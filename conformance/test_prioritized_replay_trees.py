@@ -137,7 +137,9 @@ class TreeRun:
                 detail="leaves around the first: " + str(
                     self.leaves[max(int(want[bad[0]]) - 3, 0):int(want[bad[0]]) + 3]),
                 link=TORCHRL_TREES))
+        # one mass as a number: an int where it is integral (tree.scan_lower_bound(3))
         one = float(mass[0])
+        one = int(one) if one.is_integer() else one
         got_one = np.asarray(self.tree.scan_lower_bound(one), dtype=np.int64).reshape(-1)
         want_one = int(np.searchsorted(prefix, one, side="right"))
         if got_one.tolist() != [want_one]:
@@ -158,7 +160,7 @@ def test_segment_tree_agrees_with_the_model(trees, size, reduce):
     """A tree of ``size`` leaves: every leaf written at once, then single leaves (the first,
     the middle, the last) by an int index, a batch of random distinct leaves with a value
     each, a batch with one number for all, and a run of 300 leaves set to one value that
-    crosses blocks (zeros for a sum tree, a new minimum for a min tree). After each write:
+    crosses blocks (the first 300 leaves zeroed in a sum tree, a new minimum in a min tree). After each write:
     every leaf, about 100 range queries and (sum) up to 200 prefix-sum searches, against the
     numpy model. Seeded (size)."""
     rng = np.random.default_rng(size)
@@ -177,8 +179,8 @@ def test_segment_tree_agrees_with_the_model(trees, size, reduce):
     one = 5.0 if reduce == "sum" else 0.5
     run.write(index, one, f"{len(index)} random leaves = {one:g}")
     run.check(rng)
-    start = int(rng.integers(0, max(size - 300, 0) + 1))
-    run_of = np.arange(start, min(start + 300, size))
+    start = 0 if reduce == "sum" else int(rng.integers(0, max(size - 300, 0) + 1))
+    run_of = np.arange(start, min(start + 300, size))  # sum: the first blocks empty
     value = 0.0 if reduce == "sum" else 1 / 128
     run.write(run_of, value, f"leaves [{start}, {run_of[-1] + 1}) = {value:g}")
     run.check(rng)
@@ -216,3 +218,41 @@ def test_sampler_sum_tree_agrees_with_the_model(sampler_tree, capacity):
             "sampler._sum_tree.scan_lower_bound(mass inside item i's share) != i",
             params={**params, "mass": mass[bad]}, expected=items[bad],
             actual=got[bad] if got.shape == items.shape else got))
+
+
+@pytest.mark.parametrize("size", [7, 3000], ids=lambda n: f"size={n}")
+def test_search_of_an_all_zero_sum_tree_is_refused(trees, size):
+    """A sum tree whose leaves are all 0 (never written, or zeroed): no leaf has any mass, so
+    ``scan_lower_bound`` raises (any exception) instead of returning an index, which could
+    only be a leaf of weight 0 or past the last leaf."""
+    for how in ("never written", "zeroed"):
+        tree = trees.segment_tree(size=size, reduce="sum")
+        if how == "zeroed":
+            tree.write(np.arange(size), np.ones(size))
+            tree.write(np.arange(size), 0.0)
+        try:
+            got = tree.scan_lower_bound(np.array([0.0, 0.5]))
+        except Exception:  # any refusal will do
+            continue
+        raise AssertionError(message(
+            "scan_lower_bound on a sum tree of total 0 returned indices", params={
+                "size": size, "leaves": how, "mass": [0.0, 0.5]},
+            expected="an exception (no leaf has any mass)", actual=got, link=TORCHRL_TREES))
+
+
+def test_a_min_tree_has_no_prefix_sum_search(trees):
+    """``scan_lower_bound`` is a sum tree's: on a min tree it raises (TorchRL's
+    ``MinSegmentTreeFp32`` has no such method), naming ``scan_lower_bound``, rather than
+    searching minima as if they were masses."""
+    tree = trees.segment_tree(size=8, reduce="min")
+    tree.write(np.arange(8), np.arange(1, 9) / 4)
+    try:
+        got = tree.scan_lower_bound(np.array([0.5]))
+    except (AttributeError, TypeError) as exc:
+        if "scan_lower_bound" in str(exc):
+            return
+        got = f"{type(exc).__name__}: {exc}"
+    raise AssertionError(message(
+        "scan_lower_bound on a min tree was not refused naming scan_lower_bound",
+        params={"size": 8, "reduce": "min"},
+        expected="AttributeError or TypeError naming scan_lower_bound", actual=got))

@@ -148,15 +148,14 @@ class SegmentTree:
         if self.height:
             path = self.path(index) if path is None else path
             reduced, groups = self._scratch(index.numel())
-            for low, high, parent in zip(blocks, levels[1 : self.height + 1], path.unbind(0)[1:],
-                                         strict=True):
-                children = low.index_select(1, parent)
+            for level in range(1, self.height + 1):
+                children = blocks[level - 1].index_select(1, path[level])
                 for op, lo, hi, out in groups:
                     op(children.narrow(0, lo, hi - lo), -1, out=out)
                 # a parent listed twice is recomputed twice from the same children: same value
-                high.index_copy_(1, parent, reduced)
+                levels[level].index_copy_(1, path[level], reduced)
         for op, top, root in self._root_parts:
-            op(top, -1, out=root)
+            op(top, 1, out=root)  # top: [channels, nodes]
 
     def _scratch(self, k: int):
         """A ``[channels, k]`` buffer for the reduced blocks and its per-group rows (the last
@@ -169,39 +168,40 @@ class SegmentTree:
         return self._scratch_cache
 
     def __setitem__(self, index, value) -> None:
-        index = torch.as_tensor(index, dtype=torch.long, device=self.device).reshape(-1)
-        value = torch.as_tensor(value, dtype=self.dtype, device=self.device)
-        if self._single:
-            value = value.reshape(-1).expand(index.numel())
-        else:
-            value = value.reshape(len(self.ops), -1).expand(len(self.ops), index.numel())
-        self.set(index, value)
+        """``tree[index] = value``, TorchRL's tree API (single-channel trees): an int or a long
+        tensor of indices, one value or one per index (``set`` converts the dtype; a non-long
+        index is refused by ``index_copy_``, as by TorchRL's trees)."""
+        index = torch.as_tensor(index, device=self.device).reshape(-1)
+        value = torch.as_tensor(value, device=self.device).reshape(-1)
+        self.set(index, value.expand(index.numel()))
 
     def rebuild(self) -> None:
         """Recompute every inner node from the leaves (O(size))."""
-        for low, high in zip(self._views()[0], self.levels[1 : self.height + 1], strict=True):
-            self._reduce(low, high)
+        blocks = self._views()[0]
+        for level in range(self.height):
+            self._reduce(blocks[level], self.levels[level + 1])
         for op, top, root in self._root_parts:
-            op(top, -1, out=root)
+            op(top, 1, out=root)
 
     def to(self, device) -> SegmentTree:
         self.levels = [level.to(device) for level in self.levels]
         return self
 
     # ---------------------------------------------------------------------------- sampling
-    def scan_lower_bound(self, mass: torch.Tensor, channel: int = 0) -> torch.Tensor:
-        """Per entry of ``mass``, the first leaf whose inclusive prefix sum (of a ``"sum"``
-        channel) exceeds it. Zero leaves are never returned while the total is positive; a
-        mass at or above the total (rounding) returns the last positive leaf."""
-        return self.scan(mass, channel)[0]
+    def scan_lower_bound(self, mass: torch.Tensor) -> torch.Tensor:
+        """Per entry of ``mass``, the first leaf whose inclusive prefix sum (of the first
+        channel, a ``"sum"``) exceeds it. Zero leaves are never returned while the total is
+        positive; a mass at or above the total (rounding) returns the last positive leaf."""
+        return self.scan(mass)[0]
 
-    def scan(self, mass: torch.Tensor, channel: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-        """``scan_lower_bound`` and the values of the leaves found."""
-        if self.ops[channel] != "sum":
-            raise TypeError("scan_lower_bound needs a sum channel")
-        if self.device.type == "cpu" and not self.levels[-1][channel, 0].item() > 0:
+    def scan(self, mass: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``scan_lower_bound`` and the values of the leaves found. An all-zero tree (on the
+        CPU, where checking costs no sync) is refused: no leaf has any mass."""
+        if self.ops[0] != "sum":
+            raise TypeError("scan_lower_bound needs a sum tree")
+        if self.device.type == "cpu" and not self.levels[-1][0, 0].item() > 0:
             raise RuntimeError("non-positive p_sum")
-        return self._scan(torch.as_tensor(mass, device=self.device).to(self.dtype), channel)
+        return self._scan(torch.as_tensor(mass, device=self.device).to(self.dtype), 0)
 
     def _scan(self, mass: torch.Tensor, channel: int) -> tuple[torch.Tensor, torch.Tensor]:
         mass = mass.reshape(-1, 1)
@@ -254,7 +254,8 @@ class SegmentTree:
 
 
 class _Channel:
-    """One channel of a multi-channel tree, seen as upstream's single tree (``_sum_tree``)."""
+    """One channel of a multi-channel tree, seen as upstream's single tree (``_sum_tree``: the
+    sampler's first channel, the only one ``scan_lower_bound`` searches)."""
 
     def __init__(self, tree: SegmentTree, channel: int):
         self.tree, self.channel = tree, channel
@@ -269,7 +270,7 @@ class _Channel:
         return float(self.tree.query(start, end)[self.channel])
 
     def scan_lower_bound(self, mass):
-        return self.tree.scan_lower_bound(mass, self.channel)
+        return self.tree.scan_lower_bound(mass)
 
     @property
     def device(self) -> torch.device:

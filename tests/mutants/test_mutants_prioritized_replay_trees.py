@@ -54,5 +54,5 @@ def test_mutant_fails_the_tree_spec(suite_run, mutant):
 
 def test_the_unmutated_construction_passes(suite_run):
     rows = suite_run.rows(implementation="UNMUTATED")
-    assert len(rows) == 16 and all(r["outcome"] == "pass" for r in rows), [
+    assert len(rows) == 19 and all(r["outcome"] == "pass" for r in rows), [
         (r["nodeid"], r["outcome"], r["message"][:300]) for r in rows]
