@@ -112,21 +112,19 @@ class SegmentTree:
         start, end = max(int(start), 0), min(int(end), self.size)
         b = self.branching
         parts = [self._neutral.to(self.device)]
+        # once the range is empty (start >= end) every slice below is empty too
         for level in self.levels[: self.height]:
-            if start >= end:
-                break
             left_end = min(-(-start // b) * b, end)
             right_start = max(end // b * b, left_end)
             parts += [level[:, start:left_end], level[:, right_start:end]]
             start, end = -(-start // b), end // b
-        if start < end:
-            parts.append(self.levels[self.height][:, start:end])
+        parts.append(self.levels[self.height][:, start:end])
         return self._out(self._reduce(torch.cat(parts, 1)))
 
     def _reduce(self, x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
         """Reduce the last dimension of ``x`` ([channels, ..., n > 0]) channel by channel."""
-        if out is None:
-            out = torch.empty(x.shape[:-1], dtype=x.dtype, device=x.device)
+        if out is None:  # x: [channels, n] (a query)
+            out = x.new_empty(len(x))
         for op, lo, hi in self._groups:
             op(x[lo:hi], -1, out=out[lo:hi])
         return out
@@ -160,8 +158,7 @@ class SegmentTree:
     def _scratch(self, k: int):
         """A ``[channels, k]`` buffer for the reduced blocks and its per-group rows (the last
         size used is kept: batches usually have one size)."""
-        if self._scratch_cache is None or self._scratch_cache[0].shape[1] != k or \
-                self._scratch_cache[0].device != self.device:
+        if self._scratch_cache is None or self._scratch_cache[0].shape[1] != k:
             reduced = torch.empty((len(self.ops), k), dtype=self.dtype, device=self.device)
             self._scratch_cache = (reduced, [(op, lo, hi, reduced[lo:hi])
                                              for op, lo, hi in self._groups])
@@ -185,6 +182,7 @@ class SegmentTree:
 
     def to(self, device) -> SegmentTree:
         self.levels = [level.to(device) for level in self.levels]
+        self._scratch_cache = None  # allocated on the old device
         return self
 
     # ---------------------------------------------------------------------------- sampling
@@ -204,38 +202,28 @@ class SegmentTree:
         return self._scan(torch.as_tensor(mass, device=self.device).to(self.dtype), 0)
 
     def _scan(self, mass: torch.Tensor, channel: int) -> tuple[torch.Tensor, torch.Tensor]:
-        mass = mass.reshape(-1, 1)
-        # Rounding can put a mass at or above a block's total (the parent was summed in another
-        # order, or the mass is a remainder); the descent then ends on the block's last leaf,
-        # right unless that leaf is empty. Redo such draws keeping each mass below its block's
-        # total. On accelerators the check would sync, so there every draw is guarded.
-        guarded = self.device.type != "cpu"
-        node = self._descend(mass, channel, guarded=guarded)
-        value = self.levels[0][channel].index_select(0, node)
-        if not guarded and not bool(value.all()):
-            node = self._descend(mass, channel, guarded=True)
-            value = self.levels[0][channel].index_select(0, node)
-        return node, value
+        node = self._descend(mass.reshape(-1, 1), channel)
+        return node, self.levels[0][channel].index_select(0, node)
 
-    def _descend(self, mass, channel, guarded):
+    def _descend(self, mass, channel):
+        # Rounding can put a mass at or above a block's total (the parent was summed in another
+        # order, or the mass is a remainder): the search would then end on the block's last
+        # leaf, wrong when that leaf is empty. Each mass is kept just below its block's total
+        # (a mass below it is unchanged), so the descent ends on the last positive leaf.
         b = self.branching
         top, below = self._sum_views(channel)
-        zero = mass.new_zeros(()) if guarded else None
+        zero = mass.new_zeros(())
         # The top level is one block shared by every draw; below it, each draw has its own.
         inclusive = top.cumsum(0)
-        if guarded:
-            mass = torch.minimum(mass, torch.nextafter(inclusive[-1:], zero)).clamp_min_(0)
-        # the first child whose inclusive sum exceeds the mass (never past the block: a mass at
-        # or above the total, which rounding can produce, goes to the last child)
+        mass = torch.minimum(mass, torch.nextafter(inclusive[-1:], zero)).clamp_min_(0)
+        # the first child whose inclusive sum exceeds the mass
         k = torch.searchsorted(inclusive, mass, right=True).clamp_max_(len(top) - 1)
         mass = mass - torch.take(inclusive - top, k)
         node = k.view(-1)
         for level in below:
             block = level.index_select(0, node)
             inclusive = block.cumsum(1)
-            if guarded:
-                mass = torch.minimum(mass, torch.nextafter(inclusive[:, -1:], zero))
-                mass = mass.clamp_min_(0)
+            mass = torch.minimum(mass, torch.nextafter(inclusive[:, -1:], zero)).clamp_min_(0)
             k = torch.searchsorted(inclusive, mass, right=True).clamp_max_(b - 1)
             mass = mass - (inclusive - block).gather(1, k)
             node = torch.add(k.view(-1), node, alpha=b)
