@@ -226,7 +226,14 @@ def test_sampler_sum_tree_agrees_with_the_model(sampler_tree, capacity):
 def test_search_of_an_all_zero_sum_tree_is_refused(trees, size):
     """A sum tree whose leaves are all 0 (never written, or zeroed): no leaf has any mass, so
     ``scan_lower_bound`` raises (any exception) instead of returning an index, which could
-    only be a leaf of weight 0 or past the last leaf."""
+    only be a leaf of weight 0 or past the last leaf. (A tree whose total is 0.5 searches.)"""
+    small = trees.segment_tree(size=size, reduce="sum")  # a positive total below 1 is fine
+    small.write(3, 0.5)
+    got = np.asarray(small.scan_lower_bound(np.array([0.25])), dtype=np.int64)
+    if got.tolist() != [3]:
+        raise AssertionError(message(
+            "scan_lower_bound on a sum tree whose only positive leaf is 3 (0.5)",
+            params={"size": size, "mass": [0.25]}, expected=[3], actual=got))
     for how in ("never written", "zeroed"):
         tree = trees.segment_tree(size=size, reduce="sum")
         if how == "zeroed":

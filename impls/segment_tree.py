@@ -199,7 +199,8 @@ class SegmentTree:
             raise TypeError("scan_lower_bound needs a sum tree")
         if self.device.type == "cpu" and not self.levels[-1][0, 0].item() > 0:
             raise RuntimeError("non-positive p_sum")
-        return self._scan(torch.as_tensor(mass, device=self.device).to(self.dtype), 0)
+        # float32 masses (TorchRL's trees' dtype) or float64 ones: the descent promotes them
+        return self._scan(torch.as_tensor(mass, device=self.device), 0)
 
     def _scan(self, mass: torch.Tensor, channel: int) -> tuple[torch.Tensor, torch.Tensor]:
         node = self._descend(mass.reshape(-1, 1), channel)
