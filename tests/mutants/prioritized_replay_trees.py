@@ -8,8 +8,8 @@ as a mutation tool left it while no spec drove the trees themselves:
 - ``SETITEM_NO_BROADCAST``: ``tree[index] = number`` for several indices is not broadcast;
 - ``SCAN_PAST_TOP``: the descent from the top keeps the mass of the skipped children;
 - ``CHANNEL_QUERY_MIN``: the sampler's ``_sum_tree.query`` reads the min channel;
-- ``CHANNEL_SCAN_NO_CHANNEL``: the sampler's ``_sum_tree.scan_lower_bound`` searches channel 1
-  (the min channel: refused).
+- ``CHANNEL_SCAN_VALUES``: the sampler's ``_sum_tree.scan_lower_bound`` returns the values of
+  the leaves found instead of their indices.
 """
 
 from __future__ import annotations
@@ -23,14 +23,14 @@ MUTANTS = {
         "parts += [level[:, start:left_end]]"),
     "QUERY_TOP_SHORT": ("parts.append(self.levels[self.height][:, start:end])",
                         "parts.append(self.levels[self.height][:, start:end - 1])"),
-    "SETITEM_NO_BROADCAST": ("value = value.reshape(-1).expand(index.numel())",
-                             "value = value.reshape(-1)"),
+    "SETITEM_NO_BROADCAST": ("self.set(index, value.expand(index.numel()))",
+                             "self.set(index, value)"),
     "SCAN_PAST_TOP": ("mass = mass - torch.take(inclusive - top, k)",
                       "mass = mass + torch.take(inclusive - top, k)"),
     "CHANNEL_QUERY_MIN": ("return float(self.tree.query(start, end)[self.channel])",
                           "return float(self.tree.query(start, end)[1])"),
-    "CHANNEL_SCAN_NO_CHANNEL": ("return self.tree.scan_lower_bound(mass, self.channel)",
-                                "return self.tree.scan_lower_bound(mass, 1)"),
+    "CHANNEL_SCAN_VALUES": ("return self.tree.scan_lower_bound(mass)",
+                            "return self.tree.scan(mass)[1]"),
 }
 
 
@@ -57,7 +57,6 @@ SETITEM_NO_BROADCAST = reference_with_tree("SETITEM_NO_BROADCAST",
                                            *MUTANTS["SETITEM_NO_BROADCAST"])
 SCAN_PAST_TOP = reference_with_tree("SCAN_PAST_TOP", *MUTANTS["SCAN_PAST_TOP"])
 CHANNEL_QUERY_MIN = reference_with_tree("CHANNEL_QUERY_MIN", *MUTANTS["CHANNEL_QUERY_MIN"])
-CHANNEL_SCAN_NO_CHANNEL = reference_with_tree("CHANNEL_SCAN_NO_CHANNEL",
-                                              *MUTANTS["CHANNEL_SCAN_NO_CHANNEL"])
+CHANNEL_SCAN_VALUES = reference_with_tree("CHANNEL_SCAN_VALUES", *MUTANTS["CHANNEL_SCAN_VALUES"])
 #: the same construction without an edit: the harness alone passes
 UNMUTATED = reference_with_tree("UNMUTATED", "", "")

@@ -26,7 +26,8 @@ CASES = {
         f"{TREE}[{{m}}-size=3000-reduce=sum]", f"{TREE}[{{m}}-size=1000000-reduce=sum]",
         f"{SAMPLER}[{{m}}-capacity=3000]"]),
     "CHANNEL_QUERY_MIN": ("sampler._sum_tree.query", [f"{SAMPLER}[{{m}}-capacity=3000]"]),
-    "CHANNEL_SCAN_NO_CHANNEL": ("sum channel", [f"{SAMPLER}[{{m}}-capacity=100000]"]),
+    "CHANNEL_SCAN_VALUES": ("scan_lower_bound(mass inside item i's share) != i",
+                            [f"{SAMPLER}[{{m}}-capacity=100000]"]),
 }
 
 
