@@ -97,6 +97,12 @@ class TreeRun:
         __tracebackhide__ = True
         every = np.arange(self.size)
         got = np.asarray(self.tree.values(every), dtype=np.float64)
+        # one value per index (TorchRL's trees return a number for a one-element index)
+        if got.ndim > 1 or got.size != self.size:
+            raise AssertionError(message(
+                "tree[index] does not return one value per index", params=self.params(),
+                expected=f"shape ({self.size},)", actual=f"shape {got.shape}"))
+        got = got.reshape(-1)
         if not np.array_equal(got, self.leaves):
             bad = np.flatnonzero(got != self.leaves)[:6] if got.shape == self.leaves.shape else []
             raise AssertionError(message(

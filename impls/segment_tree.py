@@ -62,7 +62,6 @@ class SegmentTree:
         lengths = [top * b ** (height - lvl) for lvl in range(height + 1)] + [1]
         self.levels = [neutral.expand(len(ops), n).clone().to(device) for n in lengths]
         self._views_key = None
-        self._sum_views_key = None
         self._scratch_cache = None
 
     def _out(self, x: torch.Tensor) -> torch.Tensor:
@@ -100,7 +99,8 @@ class SegmentTree:
         return self._out(self.levels[0][:, : self.size])
 
     def __getitem__(self, index):
-        index = torch.as_tensor(index, dtype=torch.long, device=self.device)
+        # a non-long index tensor is refused by index_select, as by TorchRL's trees
+        index = torch.as_tensor(index, device=self.device)
         values = self.levels[0].index_select(1, index.reshape(-1))
         return self._out(values.reshape(len(self.ops), *index.shape))
 
@@ -232,14 +232,10 @@ class SegmentTree:
 
     def _sum_views(self, channel: int):
         """One channel's top level, then its lower levels as ``[nodes above, branching]``
-        blocks, from the top down."""
-        key = (channel, self.levels[0].data_ptr(), self.device)
-        if self._sum_views_key != key:
-            b = self.branching
-            below = [level[channel].view(-1, b) for level in self.levels[: self.height]]
-            self._sum_views_cache = (self.levels[self.height][channel], below[::-1])
-            self._sum_views_key = key
-        return self._sum_views_cache
+        blocks, from the top down (views: a few microseconds, so not cached)."""
+        b = self.branching
+        below = [level[channel].view(-1, b) for level in self.levels[: self.height]]
+        return self.levels[self.height][channel], below[::-1]
 
 
 class _Channel:

@@ -21,4 +21,5 @@ def make(adapter):
 def reference_trees():
     from impls.segment_tree import SegmentTree
 
-    return lambda size, reduce: SegmentTree(size, reduce)
+    # a sum tree as TorchRL's SumSegmentTreeFp32(size) is built: by its size alone
+    return lambda size, reduce: SegmentTree(size) if reduce == "sum" else SegmentTree(size, reduce)

@@ -391,7 +391,7 @@ class _Tree:
 
     def values(self, index) -> np.ndarray:
         got = self.tree[torch.as_tensor(np.asarray(index, dtype=np.int64))]
-        return torch.as_tensor(got, dtype=torch.float64).reshape(-1).cpu().numpy()
+        return torch.as_tensor(got, dtype=torch.float64).cpu().numpy()  # shape kept
 
     def query(self, start, end) -> float:
         return float(self.tree.query(int(start), int(end)))
