@@ -61,24 +61,23 @@ class SegmentTree:
         # levels[0] = leaves, levels[height] = top, levels[height + 1] = root
         lengths = [top * b ** (height - lvl) for lvl in range(height + 1)] + [1]
         self.levels = [neutral.expand(len(ops), n).clone().to(device) for n in lengths]
-        self._views_key = None
         self._scratch_cache = None
+        self._make_views()
 
     def _out(self, x: torch.Tensor) -> torch.Tensor:
         return x[0] if self._single else x
 
+    def _make_views(self) -> None:
+        """Views of the levels (remade when ``to`` moves them): per level below the top,
+        ``[channels, parents, branching]`` blocks; the path divisors of levels 1 .. height;
+        per channel group, (op, its part of the top, its part of the root)."""
+        c, b = len(self.ops), self.branching
+        self._blocks = [level.view(c, -1, b) for level in self.levels[: self.height]]
+        self._divisors = b ** torch.arange(1, self.height + 1, device=self.device).unsqueeze(1)
+        top, root = self.levels[self.height], self.levels[-1][:, 0]
+        self._root_parts = [(op, top[lo:hi], root[lo:hi]) for op, lo, hi in self._groups]
+
     def _views(self):
-        """Cached views: per level below the top, ``[channels, parents, branching]`` blocks;
-        the path divisors."""
-        key = (self.levels[0].data_ptr(), self.device)
-        if self._views_key != key:
-            c, b = len(self.ops), self.branching
-            self._blocks = [level.view(c, -1, b) for level in self.levels[: self.height]]
-            self._divisors = b ** torch.arange(self.height + 1, device=self.device).unsqueeze(1)
-            top, root = self.levels[self.height], self.levels[-1][:, 0]
-            # per channel group: (op, its part of the top, its part of the root)
-            self._root_parts = [(op, top[lo:hi], root[lo:hi]) for op, lo, hi in self._groups]
-            self._views_key = key
         return self._blocks, self._divisors
 
     # ------------------------------------------------------------------------------ reading
@@ -131,11 +130,11 @@ class SegmentTree:
 
     # ------------------------------------------------------------------------------ writing
     def path(self, index: torch.Tensor) -> torch.Tensor:
-        """The node indices touched by writing leaves ``index``: one row per level up to the
-        top."""
+        """The node indices touched by writing leaves ``index``: one row per level above the
+        leaves, up to the top."""
         return torch.div(index.unsqueeze(0), self._views()[1], rounding_mode="floor")
 
-    def set(self, index: torch.Tensor, value: torch.Tensor, path=None) -> None:
+    def set(self, index: torch.Tensor, value: torch.Tensor) -> None:
         """Write leaves ``index`` (a long tensor without repeats; ``value``: ``[k]`` for a
         single-channel tree, ``[channels, k]`` otherwise) and recompute their ancestors."""
         levels, channels = self.levels, len(self.ops)
@@ -144,14 +143,13 @@ class SegmentTree:
             value = value.to(self.dtype)
         levels[0].index_copy_(1, index, value.reshape(channels, -1))
         if self.height:
-            path = self.path(index) if path is None else path
             reduced, groups = self._scratch(index.numel())
-            for level in range(1, self.height + 1):
-                children = blocks[level - 1].index_select(1, path[level])
+            for level, parent in enumerate(self.path(index), 1):
+                children = blocks[level - 1].index_select(1, parent)
                 for op, lo, hi, out in groups:
                     op(children.narrow(0, lo, hi - lo), -1, out=out)
                 # a parent listed twice is recomputed twice from the same children: same value
-                levels[level].index_copy_(1, path[level], reduced)
+                levels[level].index_copy_(1, parent, reduced)
         for op, top, root in self._root_parts:
             op(top, 1, out=root)  # top: [channels, nodes]
 
@@ -183,6 +181,7 @@ class SegmentTree:
     def to(self, device) -> SegmentTree:
         self.levels = [level.to(device) for level in self.levels]
         self._scratch_cache = None  # allocated on the old device
+        self._make_views()
         return self
 
     # ---------------------------------------------------------------------------- sampling
