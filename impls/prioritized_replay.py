@@ -314,7 +314,7 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         tree.set(index, leaves)
 
     def _seen(self, raw_max: torch.Tensor) -> None:
-        self._historical = torch.maximum(self._historical, raw_max.to(torch.float64))
+        self._historical = torch.maximum(self._historical, raw_max)  # promoted to float64
 
     def update_priority(self, index, priority, *, storage=None) -> None:
         """Set the raw priorities of stored items (see ``torchrl.data.PrioritizedSampler``)."""

@@ -26,8 +26,8 @@ MUTANTS = {
     "REFUSAL_NAMES_NOTHING": ('raise ValueError(f"beta must be greater or equal to 0, got beta={beta}")',
                               "raise ValueError(None)"),
     "HISTORICAL_IS_LAST_GIVEN": (
-        "self._historical = torch.maximum(self._historical, raw_max.to(torch.float64))",
-        "self._historical = raw_max.to(torch.float64)"),
+        "self._historical = torch.maximum(self._historical, raw_max)",
+        "self._historical = raw_max.double()"),
     "ZERO_MASS_SAMPLED": ("            if not total > 0:\n", "            if not total >= 0:\n"),
 }
 

@@ -2,8 +2,10 @@
 each applies mutmut's very edit and shows that nothing a user can observe changes.
 
 The tree's shape (``_shape``: how many levels, how wide) is free as long as the levels cover
-every leaf: starting the count at one level, or adding a level when the top would be exactly
-full, gives a deeper tree with the same leaves, reductions and searches (only the cost moves).
+every leaf: starting the count at one level, adding a level when the top would be exactly full,
+counting levels two at a time, or another first guess of the branching (widened until the
+levels cover every leaf) gives another complete tree with the same leaves, reductions and
+searches (only the cost moves).
 """
 
 import numpy as np
@@ -13,10 +15,17 @@ import torch
 import impls.segment_tree as original
 from tests.mutants.source import mutated_module
 
+_B = "b = max(2, math.ceil((size / t_max) ** (1.0 / height)) - 1)"
 EDITS = {
     "height-starts-at-one": ("    height = 0\n", "    height = 1\n"),
     "height-loop-at-full-top": ("    while t_max * b_max ** height < size:\n",
                                 "    while t_max * b_max ** height <= size:\n"),
+    "two-levels-at-a-time": ("        height += 1\n", "        height += 2\n"),
+    # the first guess of the branching (the loop after it widens it until the levels cover
+    # every leaf): any guess gives a complete tree
+    "branching-at-least-three": (_B, _B.replace("max(2,", "max(3,")),
+    "branching-guess-plus-one": (_B, _B.replace(") - 1)", ") + 1)")),
+    "branching-guess-product": (_B, _B.replace("(size / t_max) ** (1.0", "(size / t_max) * (1.0")),
 }
 SIZES = [1, 7, 32, 1024, 1025, 3000, 32768, 40000]
 
