@@ -26,6 +26,17 @@ EDITS = {
     "branching-at-least-three": (_B, _B.replace("max(2,", "max(3,")),
     "branching-guess-plus-one": (_B, _B.replace(") - 1)", ") + 1)")),
     "branching-guess-product": (_B, _B.replace("(size / t_max) ** (1.0", "(size / t_max) * (1.0")),
+    "branching-guess-square": (_B, _B.replace("(1.0 / height)", "(2.0 / height)")),
+    "branching-guess-minus-two": (_B, _B.replace(") - 1)", ") - 2)")),
+    # the top is sized from the branching (ceil(size / b ** height)), so any b >= 2 covers
+    "branching-loop-product": ("        while t_max * b ** height < size:\n",
+                               "        while t_max * b * height < size:\n"),
+    "branching-loop-at-full-top": ("        while t_max * b ** height < size:\n",
+                                   "        while t_max * b ** height <= size:\n"),
+    "branching-loop-two-at-a-time": ("            b += 1\n", "            b += 2\n"),
+    # the root level is read at [:, 0]: a second, never-written slot changes nothing
+    "root-level-of-two": ("for lvl in range(height + 1)] + [1]",
+                          "for lvl in range(height + 1)] + [2]"),
 }
 SIZES = [1, 7, 32, 1024, 1025, 3000, 32768, 40000]
 
