@@ -30,7 +30,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance import device
+from conformance import capabilities, device
 from conformance._assertions import assert_close, message
 from conformance.oracles import prioritized_replay as oracle
 
@@ -684,3 +684,79 @@ def test_property_random_programs_agree_with_the_model(prioritized_replay, progr
             run.check_sample(32, seed=seed)
         run.check_default()
         run.check_tree()
+
+
+# ------------------------------------------------------- issue #31: zero mass, historical max
+
+
+def test_all_zero_priorities_with_eps_zero_refuse_to_sample(prioritized_replay):
+    """eps = 0 and every priority 0: every q is 0, no item has any probability. ``sample``
+    refuses (RuntimeError or ValueError, as TorchRL's "non-positive p_sum") instead of
+    returning draws, and the buffer is intact: once priorities are positive again it samples
+    by them."""
+    run = _filled(prioritized_replay, 8, [0.0] * 8, eps=0.0)
+    run.check_tree(what="tree values of zero priorities with eps = 0 != 0")
+    try:
+        draw = run.buf.sample(16, device.generator(17))
+    except (RuntimeError, ValueError):
+        pass
+    else:
+        raise AssertionError(message(
+            "sample() of a buffer whose every q = (0 + 0)^alpha is 0 returned draws",
+            params=run.params(batch=16, seed=17), expected="RuntimeError or ValueError",
+            actual=f"indices {_short(draw.index)}, weights {_short(draw.weight)}"))
+    run.update(np.arange(8), [1.0, 2.0, 4.0, 3.0, 6.0, 5.0, 0.5, 1.5])
+    run.check_tree()
+    run.check_sample(256, seed=18)
+
+
+class _HistoricalRun(Run):
+    """A buffer with in-buffer tracking off, next to the model that keeps the largest priority
+    ever given."""
+
+    def __init__(self, area, *, capacity):
+        self.area = area
+        self.buf = area.historical_buffer(capacity=capacity, alpha=ALPHA, beta=BETA, eps=EPS,
+                                          **device.keyword(area))
+        self.model = oracle.ReplayModel(capacity, ALPHA, BETA, EPS,
+                                        initial_priority=float(area.initial_priority),
+                                        within_buffer=False)
+        self.log = ["max_priority_within_buffer=False"]
+
+    def explain(self, cause, link):
+        # the diagnoses name in-buffer designs: here the historical maximum is the spec
+        return None, "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/data/replay_buffers/" \
+            "samplers/prioritized.py"
+
+
+@pytest.fixture
+def historical(request, impl, prioritized_replay):
+    return capabilities.require(request, impl, "prioritized_replay", prioritized_replay,
+                                "historical_buffer")
+
+
+def test_without_in_buffer_tracking_the_default_is_the_historical_maximum(historical):
+    """``max_priority_within_buffer=False`` (TorchRL's default): the default priority is the
+    largest priority ever given, also after that item was lowered or overwritten; before any,
+    the documented initial value. On a ring of 8: filled, priorities set, the maximum lowered,
+    a wrap over three slots, a new maximum set and then overwritten by a whole ring of new
+    items; default, tree (new items included) and draws checked along the way. Seeded (19)."""
+    rng = np.random.default_rng(19)
+    run = _HistoricalRun(historical, capacity=8)
+    run.check_default("default priority of an empty buffer != the initial value")
+    run.extend(8)
+    run.update(np.arange(8), grid(rng, 8, 1, 640))
+    run.check_tree()
+    run.check_default("default priority != largest priority ever given")
+    top = int(np.nanargmax(run.model.priority))
+    run.update([top], [0.125])
+    run.check_default("default priority after lowering the maximum != largest ever given")
+    run.extend(3)  # slots 0, 1, 2 get the historical maximum
+    run.update([5], [30.0])
+    run.check_default("default priority != largest priority ever given")
+    run.extend(8)  # the whole ring rewritten: 30 left the buffer, the default stays 30
+    run.check_default("default priority after the maximum was overwritten != largest ever "
+                      "given")
+    run.update(np.arange(8), grid(rng, 8, 1, 64))
+    run.check_tree()
+    run.check_sample(256, seed=20)

@@ -300,7 +300,7 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         return torch.pow(given + self._eps, self._alpha)
 
     # ------------------------------------------------------------------------ updates
-    def _write(self, index: torch.Tensor, raw: torch.Tensor, path=None, q=None) -> None:
+    def _write(self, index: torch.Tensor, raw: torch.Tensor, q=None) -> None:
         raw = raw if raw.ndim else raw.expand(index.shape)
         q = self._q(raw) if q is None else q
         tree = self._tree
@@ -311,10 +311,10 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         if self._max_priority_within_buffer:
             torch.neg(raw, out=leaves[_NEG_P])
         self._raw.index_copy_(0, index, raw)
-        tree.set(index, leaves, path)
+        tree.set(index, leaves)
 
     def _seen(self, raw_max: torch.Tensor) -> None:
-        self._historical = torch.maximum(self._historical, raw_max.to(torch.float64))
+        self._historical = torch.maximum(self._historical, raw_max)  # promoted to float64
 
     def update_priority(self, index, priority, *, storage=None) -> None:
         """Set the raw priorities of stored items (see ``torchrl.data.PrioritizedSampler``)."""
@@ -355,16 +355,15 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         index, _ = self._unique(self._flat(index, storage))
         if index.numel() == 0:
             return
-        path = self._tree.path(index)
         if self._max_priority_within_buffer:
             # the replaced items leave the buffer before the new ones get their priority
             gone = torch.tensor([[0.0], [math.inf], [math.inf]], dtype=torch.float64,
                                 device=self.device).expand(3, index.numel())
-            self._tree.set(index, gone, path)
+            self._tree.set(index, gone)
             self._raw.index_fill_(0, index, math.inf)
         # as upstream's torch.as_tensor(default_priority): the default dtype
         default = self._default_tensor().to(torch.get_default_dtype())
-        self._write(index, default, path)
+        self._write(index, default)
         if not self._max_priority_within_buffer:
             self._seen(default)
 

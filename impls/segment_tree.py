@@ -61,25 +61,23 @@ class SegmentTree:
         # levels[0] = leaves, levels[height] = top, levels[height + 1] = root
         lengths = [top * b ** (height - lvl) for lvl in range(height + 1)] + [1]
         self.levels = [neutral.expand(len(ops), n).clone().to(device) for n in lengths]
-        self._views_key = None
-        self._sum_views_key = None
         self._scratch_cache = None
+        self._make_views()
 
     def _out(self, x: torch.Tensor) -> torch.Tensor:
         return x[0] if self._single else x
 
+    def _make_views(self) -> None:
+        """Views of the levels (remade when ``to`` moves them): per level below the top,
+        ``[channels, parents, branching]`` blocks; the path divisors of levels 1 .. height;
+        per channel group, (op, its part of the top, its part of the root)."""
+        c, b = len(self.ops), self.branching
+        self._blocks = [level.view(c, -1, b) for level in self.levels[: self.height]]
+        self._divisors = b ** torch.arange(1, self.height + 1, device=self.device).unsqueeze(1)
+        top, root = self.levels[self.height], self.levels[-1][:, 0]
+        self._root_parts = [(op, top[lo:hi], root[lo:hi]) for op, lo, hi in self._groups]
+
     def _views(self):
-        """Cached views: per level below the top, ``[channels, parents, branching]`` blocks;
-        the path divisors."""
-        key = (self.levels[0].data_ptr(), self.device)
-        if self._views_key != key:
-            c, b = len(self.ops), self.branching
-            self._blocks = [level.view(c, -1, b) for level in self.levels[: self.height]]
-            self._divisors = b ** torch.arange(self.height + 1, device=self.device).unsqueeze(1)
-            top, root = self.levels[self.height], self.levels[-1][:, 0]
-            # per channel group: (op, its part of the top, its part of the root)
-            self._root_parts = [(op, top[lo:hi], root[lo:hi]) for op, lo, hi in self._groups]
-            self._views_key = key
         return self._blocks, self._divisors
 
     # ------------------------------------------------------------------------------ reading
@@ -100,7 +98,8 @@ class SegmentTree:
         return self._out(self.levels[0][:, : self.size])
 
     def __getitem__(self, index):
-        index = torch.as_tensor(index, dtype=torch.long, device=self.device)
+        # a non-long index tensor is refused by index_select, as by TorchRL's trees
+        index = torch.as_tensor(index, device=self.device)
         values = self.levels[0].index_select(1, index.reshape(-1))
         return self._out(values.reshape(len(self.ops), *index.shape))
 
@@ -112,32 +111,30 @@ class SegmentTree:
         start, end = max(int(start), 0), min(int(end), self.size)
         b = self.branching
         parts = [self._neutral.to(self.device)]
+        # once the range is empty (start >= end) every slice below is empty too
         for level in self.levels[: self.height]:
-            if start >= end:
-                break
             left_end = min(-(-start // b) * b, end)
             right_start = max(end // b * b, left_end)
             parts += [level[:, start:left_end], level[:, right_start:end]]
             start, end = -(-start // b), end // b
-        if start < end:
-            parts.append(self.levels[self.height][:, start:end])
+        parts.append(self.levels[self.height][:, start:end])
         return self._out(self._reduce(torch.cat(parts, 1)))
 
     def _reduce(self, x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
         """Reduce the last dimension of ``x`` ([channels, ..., n > 0]) channel by channel."""
-        if out is None:
-            out = torch.empty(x.shape[:-1], dtype=x.dtype, device=x.device)
+        if out is None:  # x: [channels, n] (a query)
+            out = x.new_empty(len(x))
         for op, lo, hi in self._groups:
             op(x[lo:hi], -1, out=out[lo:hi])
         return out
 
     # ------------------------------------------------------------------------------ writing
     def path(self, index: torch.Tensor) -> torch.Tensor:
-        """The node indices touched by writing leaves ``index``: one row per level up to the
-        top."""
+        """The node indices touched by writing leaves ``index``: one row per level above the
+        leaves, up to the top."""
         return torch.div(index.unsqueeze(0), self._views()[1], rounding_mode="floor")
 
-    def set(self, index: torch.Tensor, value: torch.Tensor, path=None) -> None:
+    def set(self, index: torch.Tensor, value: torch.Tensor) -> None:
         """Write leaves ``index`` (a long tensor without repeats; ``value``: ``[k]`` for a
         single-channel tree, ``[channels, k]`` otherwise) and recompute their ancestors."""
         levels, channels = self.levels, len(self.ops)
@@ -146,96 +143,87 @@ class SegmentTree:
             value = value.to(self.dtype)
         levels[0].index_copy_(1, index, value.reshape(channels, -1))
         if self.height:
-            path = self.path(index) if path is None else path
             reduced, groups = self._scratch(index.numel())
-            for low, high, parent in zip(blocks, levels[1 : self.height + 1], path.unbind(0)[1:],
-                                         strict=True):
-                children = low.index_select(1, parent)
+            for level, parent in enumerate(self.path(index), 1):
+                children = blocks[level - 1].index_select(1, parent)
                 for op, lo, hi, out in groups:
                     op(children.narrow(0, lo, hi - lo), -1, out=out)
                 # a parent listed twice is recomputed twice from the same children: same value
-                high.index_copy_(1, parent, reduced)
+                levels[level].index_copy_(1, parent, reduced)
         for op, top, root in self._root_parts:
-            op(top, -1, out=root)
+            op(top, 1, out=root)  # top: [channels, nodes]
 
     def _scratch(self, k: int):
         """A ``[channels, k]`` buffer for the reduced blocks and its per-group rows (the last
         size used is kept: batches usually have one size)."""
-        if self._scratch_cache is None or self._scratch_cache[0].shape[1] != k or \
-                self._scratch_cache[0].device != self.device:
+        if self._scratch_cache is None or self._scratch_cache[0].shape[1] != k:
             reduced = torch.empty((len(self.ops), k), dtype=self.dtype, device=self.device)
             self._scratch_cache = (reduced, [(op, lo, hi, reduced[lo:hi])
                                              for op, lo, hi in self._groups])
         return self._scratch_cache
 
     def __setitem__(self, index, value) -> None:
-        index = torch.as_tensor(index, dtype=torch.long, device=self.device).reshape(-1)
-        value = torch.as_tensor(value, dtype=self.dtype, device=self.device)
-        if self._single:
-            value = value.reshape(-1).expand(index.numel())
-        else:
-            value = value.reshape(len(self.ops), -1).expand(len(self.ops), index.numel())
-        self.set(index, value)
+        """``tree[index] = value``, TorchRL's tree API (single-channel trees): an int or a long
+        tensor of indices, one value or one per index (``set`` converts the dtype; a non-long
+        index is refused by ``index_copy_``, as by TorchRL's trees)."""
+        index = torch.as_tensor(index, device=self.device).reshape(-1)
+        value = torch.as_tensor(value, device=self.device).reshape(-1)
+        self.set(index, value.expand(index.numel()))
 
     def rebuild(self) -> None:
         """Recompute every inner node from the leaves (O(size))."""
-        for low, high in zip(self._views()[0], self.levels[1 : self.height + 1], strict=True):
-            self._reduce(low, high)
+        blocks = self._views()[0]
+        for level in range(self.height):
+            self._reduce(blocks[level], self.levels[level + 1])
         for op, top, root in self._root_parts:
-            op(top, -1, out=root)
+            op(top, 1, out=root)
 
     def to(self, device) -> SegmentTree:
         self.levels = [level.to(device) for level in self.levels]
+        self._scratch_cache = None  # allocated on the old device
+        self._make_views()
         return self
 
     # ---------------------------------------------------------------------------- sampling
-    def scan_lower_bound(self, mass: torch.Tensor, channel: int = 0) -> torch.Tensor:
-        """Per entry of ``mass``, the first leaf whose inclusive prefix sum (of a ``"sum"``
-        channel) exceeds it. Zero leaves are never returned while the total is positive; a
-        mass at or above the total (rounding) returns the last positive leaf."""
-        return self.scan(mass, channel)[0]
+    def scan_lower_bound(self, mass: torch.Tensor) -> torch.Tensor:
+        """Per entry of ``mass``, the first leaf whose inclusive prefix sum (of the first
+        channel, a ``"sum"``) exceeds it. Zero leaves are never returned while the total is
+        positive; a mass at or above the total (rounding) returns the last positive leaf."""
+        return self.scan(mass)[0]
 
-    def scan(self, mass: torch.Tensor, channel: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-        """``scan_lower_bound`` and the values of the leaves found."""
-        if self.ops[channel] != "sum":
-            raise TypeError("scan_lower_bound needs a sum channel")
-        if self.device.type == "cpu" and not self.levels[-1][channel, 0].item() > 0:
+    def scan(self, mass: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``scan_lower_bound`` and the values of the leaves found. An all-zero tree (on the
+        CPU, where checking costs no sync) is refused: no leaf has any mass."""
+        if self.ops[0] != "sum":
+            raise TypeError("scan_lower_bound needs a sum tree")
+        if self.device.type == "cpu" and not self.levels[-1][0, 0].item() > 0:
             raise RuntimeError("non-positive p_sum")
-        return self._scan(torch.as_tensor(mass, device=self.device).to(self.dtype), channel)
+        # float32 masses (TorchRL's trees' dtype) or float64 ones: the descent promotes them
+        return self._scan(torch.as_tensor(mass, device=self.device), 0)
 
     def _scan(self, mass: torch.Tensor, channel: int) -> tuple[torch.Tensor, torch.Tensor]:
-        mass = mass.reshape(-1, 1)
-        # Rounding can put a mass at or above a block's total (the parent was summed in another
-        # order, or the mass is a remainder); the descent then ends on the block's last leaf,
-        # right unless that leaf is empty. Redo such draws keeping each mass below its block's
-        # total. On accelerators the check would sync, so there every draw is guarded.
-        guarded = self.device.type != "cpu"
-        node = self._descend(mass, channel, guarded=guarded)
-        value = self.levels[0][channel].index_select(0, node)
-        if not guarded and not bool(value.all()):
-            node = self._descend(mass, channel, guarded=True)
-            value = self.levels[0][channel].index_select(0, node)
-        return node, value
+        node = self._descend(mass.reshape(-1, 1), channel)
+        return node, self.levels[0][channel].index_select(0, node)
 
-    def _descend(self, mass, channel, guarded):
+    def _descend(self, mass, channel):
+        # Rounding can put a mass at or above a block's total (the parent was summed in another
+        # order, or the mass is a remainder): the search would then end on the block's last
+        # leaf, wrong when that leaf is empty. Each mass is kept just below its block's total
+        # (a mass below it is unchanged), so the descent ends on the last positive leaf.
         b = self.branching
         top, below = self._sum_views(channel)
-        zero = mass.new_zeros(()) if guarded else None
+        zero = mass.new_zeros(())
         # The top level is one block shared by every draw; below it, each draw has its own.
         inclusive = top.cumsum(0)
-        if guarded:
-            mass = torch.minimum(mass, torch.nextafter(inclusive[-1:], zero)).clamp_min_(0)
-        # the first child whose inclusive sum exceeds the mass (never past the block: a mass at
-        # or above the total, which rounding can produce, goes to the last child)
+        mass = torch.minimum(mass, torch.nextafter(inclusive[-1:], zero)).clamp_min_(0)
+        # the first child whose inclusive sum exceeds the mass
         k = torch.searchsorted(inclusive, mass, right=True).clamp_max_(len(top) - 1)
         mass = mass - torch.take(inclusive - top, k)
         node = k.view(-1)
         for level in below:
             block = level.index_select(0, node)
             inclusive = block.cumsum(1)
-            if guarded:
-                mass = torch.minimum(mass, torch.nextafter(inclusive[:, -1:], zero))
-                mass = mass.clamp_min_(0)
+            mass = torch.minimum(mass, torch.nextafter(inclusive[:, -1:], zero)).clamp_min_(0)
             k = torch.searchsorted(inclusive, mass, right=True).clamp_max_(b - 1)
             mass = mass - (inclusive - block).gather(1, k)
             node = torch.add(k.view(-1), node, alpha=b)
@@ -243,18 +231,15 @@ class SegmentTree:
 
     def _sum_views(self, channel: int):
         """One channel's top level, then its lower levels as ``[nodes above, branching]``
-        blocks, from the top down."""
-        key = (channel, self.levels[0].data_ptr(), self.device)
-        if self._sum_views_key != key:
-            b = self.branching
-            below = [level[channel].view(-1, b) for level in self.levels[: self.height]]
-            self._sum_views_cache = (self.levels[self.height][channel], below[::-1])
-            self._sum_views_key = key
-        return self._sum_views_cache
+        blocks, from the top down (views: a few microseconds, so not cached)."""
+        b = self.branching
+        below = [level[channel].view(-1, b) for level in self.levels[: self.height]]
+        return self.levels[self.height][channel], below[::-1]
 
 
 class _Channel:
-    """One channel of a multi-channel tree, seen as upstream's single tree (``_sum_tree``)."""
+    """One channel of a multi-channel tree, seen as upstream's single tree (``_sum_tree``: the
+    sampler's first channel, the only one ``scan_lower_bound`` searches)."""
 
     def __init__(self, tree: SegmentTree, channel: int):
         self.tree, self.channel = tree, channel
@@ -269,7 +254,7 @@ class _Channel:
         return float(self.tree.query(start, end)[self.channel])
 
     def scan_lower_bound(self, mass):
-        return self.tree.scan_lower_bound(mass, self.channel)
+        return self.tree.scan_lower_bound(mass)
 
     @property
     def device(self) -> torch.device:

@@ -67,8 +67,12 @@ from conformance.interface.ppo_value_clipping import (
 from conformance.interface.prioritized_replay import (
     PrioritizedBuffer,
     PrioritizedDraw,
+    PrioritizedHistorical,
     PrioritizedReplay,
+    PrioritizedSamplerTree,
     PrioritizedSlices,
+    PrioritizedTrees,
+    SegmentTreeHandle,
 )
 from conformance.interface.sac_done_states import (
     SAC_LAYOUTS,
@@ -90,7 +94,11 @@ CAPABILITIES: dict[str, dict[str, type]] = {
                            "actor_out_keys": CompositeDeclaredKeys},
     "ppo_value_clipping": {"critic_loss_of": PPOLossFamily,
                            "critic_loss_with": PPOCriticOptions},
-    "prioritized_replay": {"slice_buffer": PrioritizedSlices},
+    "prioritized_replay": {"slice_buffer": PrioritizedSlices,
+                           # issue #31: the trees and the historical maximum
+                           "segment_tree": PrioritizedTrees,
+                           "sampler_sum_tree": PrioritizedSamplerTree,
+                           "historical_buffer": PrioritizedHistorical},
     "sac_done_states": {"batch_around_loss": SACCallerBatch},
 }
 
@@ -111,7 +119,8 @@ __all__ = [
     "CompositeLogProbWithSum", "CompositeLogProbs", "CompositePPOChanged", "CompositePPOStep",
     "CriticLoss", "CriticReport", "Implementation", "PPOCriticOptions", "PPOLossFamily",
     "PPOValueClipping", "PPO_LOSS_CLASSES", "PROTOCOLS", "PrioritizedBuffer", "PrioritizedDraw",
-    "PrioritizedReplay", "PrioritizedSlices", "SACBatch", "SACCallerBatch", "SACDoneStates",
-    "SACHeldBatch", "SAC_LAYOUTS",
+    "PrioritizedHistorical", "PrioritizedReplay", "PrioritizedSamplerTree", "PrioritizedSlices",
+    "PrioritizedTrees", "SACBatch", "SACCallerBatch", "SACDoneStates", "SACHeldBatch",
+    "SAC_LAYOUTS", "SegmentTreeHandle",
     "SACNetworks", "SACOutcome", "TanhNormalMode", "TanhNormalScore", "Untestable",
 ]

@@ -105,3 +105,55 @@ class PrioritizedSlices(Protocol):
         without copying it (the specs check that the buffer does not alias it). An area that
         declares ``devices`` also receives ``device=`` (``conformance.interface``: Devices)."""
         ...
+
+
+# ------------------------------------------------------------------ issue #31: the trees, the
+# historical maximum (optional capabilities; appended in their own block)
+class SegmentTreeHandle(Protocol):
+    """A segment tree over ``size`` leaves as a user drives it (TorchRL's
+    ``SumSegmentTreeFp32`` / ``MinSegmentTreeFp32``: ``tree[index] = value``, ``tree[index]``,
+    ``query``, ``scan_lower_bound``), numpy in and out. Values are float32-exact."""
+
+    def write(self, index: np.ndarray | int, value: np.ndarray | float) -> None:
+        """``tree[index] = value``: an int index with a number, or an index array with one value
+        per index or with one number for all of them."""
+        ...
+
+    def values(self, index: np.ndarray) -> np.ndarray:
+        """``tree[index]``: the leaves at ``index``."""
+        ...
+
+    def query(self, start: int, end: int) -> float:
+        """The reduction (sum or min) of the leaves ``[start, end)``, ``start < end``."""
+        ...
+
+    def scan_lower_bound(self, mass: np.ndarray | float) -> np.ndarray:
+        """(sum trees) Per mass, the first leaf whose inclusive prefix sum exceeds it."""
+        ...
+
+
+class PrioritizedTrees(Protocol):
+    """The library's own segment trees, built as a user builds them."""
+
+    def segment_tree(self, *, size: int, reduce: str) -> SegmentTreeHandle:
+        """A new tree of ``size`` leaves reduced by ``reduce`` (``"sum"`` or ``"min"``)."""
+        ...
+
+
+class PrioritizedSamplerTree(Protocol):
+    """The sum tree a prioritized sampler keeps (TorchRL: ``sampler._sum_tree``)."""
+
+    def sampler_sum_tree(self, buffer: PrioritizedBuffer) -> SegmentTreeHandle:
+        """The sum tree of the sampler of ``buffer`` (a buffer made by ``buffer(...)``), read
+        only: ``values``, ``query``, ``scan_lower_bound``."""
+        ...
+
+
+class PrioritizedHistorical(Protocol):
+    """A prioritized buffer whose default priority is the largest priority ever given (TorchRL:
+    ``max_priority_within_buffer=False``, the default)."""
+
+    def historical_buffer(self, *, capacity: int, alpha: float, beta: float,
+                          eps: float) -> PrioritizedBuffer:
+        """An empty buffer of ``capacity`` items with in-buffer tracking off."""
+        ...

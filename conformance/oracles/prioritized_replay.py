@@ -92,6 +92,9 @@ class ReplayModel:
     initial_priority: float = 1.0
     upper_priority: float | None = None
     row_width: int = 1
+    #: False: the default is the largest priority ever given, items gone included (TorchRL's
+    #: max_priority_within_buffer=False, the conformance.interface.PrioritizedHistorical specs)
+    within_buffer: bool = True
     # state
     item: np.ndarray = field(default=None)  # item id per flat slot, -1 when empty
     priority: np.ndarray = field(default=None)  # raw priority per flat slot, nan when empty
@@ -138,7 +141,7 @@ class ReplayModel:
 
     def default_priority(self, evicting=()) -> float:
         """Raw priority of an item written now, after ``evicting`` (flat slots) left."""
-        m = self.stored_max(evicting)
+        m = self.stored_max(evicting) if self.within_buffer else self.historical_max
         return self._cap(self.initial_priority if m is None else m)
 
     # ---------------------------------------------------------------------------- mutations

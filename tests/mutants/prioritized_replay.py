@@ -100,6 +100,8 @@ class _Buffer:
     def sample(self, batch_size, generator):
         n = len(self)
         q = self.q[:n]
+        if not q.sum() > 0:  # eps = 0 and every priority 0: nothing can be drawn
+            raise RuntimeError("non-positive p_sum")
         if self.bug == "off-by-one":
             q = q[: n - 1]  # the total stops one item short
         u = torch.rand(batch_size, dtype=torch.float64, generator=generator).numpy()

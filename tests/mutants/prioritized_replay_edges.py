@@ -5,7 +5,10 @@ tool left alive while no spec gave them):
 - ``SCALAR_PRIORITY_NOT_BROADCAST``: one number for several indices is not broadcast to them;
 - ``BETA_ZERO_REFUSED``: ``beta = 0`` is refused at construction;
 - ``LOAD_KEEPS_OWN_ALPHA``: ``load_state_dict`` keeps the loading buffer's alpha;
-- ``REFUSAL_NAMES_NOTHING``: a negative beta is refused with an error that says nothing.
+- ``REFUSAL_NAMES_NOTHING``: a negative beta is refused with an error that says nothing;
+- ``HISTORICAL_IS_LAST_GIVEN``: without in-buffer tracking, the default is the last priority
+  given instead of the largest ever given;
+- ``ZERO_MASS_SAMPLED``: a buffer whose every q is 0 (eps = 0) samples instead of refusing.
 """
 
 from __future__ import annotations
@@ -22,6 +25,10 @@ MUTANTS = {
     "LOAD_KEEPS_OWN_ALPHA": ('        self._alpha = float(state_dict["_alpha"])\n', ""),
     "REFUSAL_NAMES_NOTHING": ('raise ValueError(f"beta must be greater or equal to 0, got beta={beta}")',
                               "raise ValueError(None)"),
+    "HISTORICAL_IS_LAST_GIVEN": (
+        "self._historical = torch.maximum(self._historical, raw_max)",
+        "self._historical = raw_max.double()"),
+    "ZERO_MASS_SAMPLED": ("            if not total > 0:\n", "            if not total >= 0:\n"),
 }
 
 
@@ -44,4 +51,7 @@ LOAD_KEEPS_OWN_ALPHA = reference_with_sampler("LOAD_KEEPS_OWN_ALPHA",
                                               *MUTANTS["LOAD_KEEPS_OWN_ALPHA"])
 REFUSAL_NAMES_NOTHING = reference_with_sampler("REFUSAL_NAMES_NOTHING",
                                                *MUTANTS["REFUSAL_NAMES_NOTHING"])
+HISTORICAL_IS_LAST_GIVEN = reference_with_sampler("HISTORICAL_IS_LAST_GIVEN",
+                                                  *MUTANTS["HISTORICAL_IS_LAST_GIVEN"])
+ZERO_MASS_SAMPLED = reference_with_sampler("ZERO_MASS_SAMPLED", *MUTANTS["ZERO_MASS_SAMPLED"])
 UNMUTATED = reference_with_sampler("UNMUTATED", "", "")

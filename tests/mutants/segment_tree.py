@@ -26,7 +26,8 @@ MUTANTS = {
                           "mass = mass + (inclusive - block).gather(1, k)"),
     "NO_SCRATCH": ("reduced, groups = self._scratch(index.numel())", "pass"),
     "HEIGHT_DECREMENT": ("        height += 1\n", "        height -= 1\n"),
-    "REBUILD_SKIPS_LEVELS": ("            self._reduce(low, high)\n", "            pass\n"),
+    "REBUILD_SKIPS_LEVELS": ("            self._reduce(blocks[level], self.levels[level + 1])\n",
+                             "            pass\n"),
 }
 
 

@@ -10,7 +10,8 @@ from tests.mutants.prioritized_replay_edges import MUTANTS
 pytestmark = pytest.mark.slow
 
 SPEC = "conformance/test_prioritized_replay.py"
-SELECT = "edge_inputs or beta_zero or carries_its_alpha or negative_exponent"
+SELECT = ("edge_inputs or beta_zero or carries_its_alpha or negative_exponent or "
+          "zero_priorities or historical_maximum")
 MODULE = "tests.mutants.prioritized_replay_edges"
 
 # mutant -> (words of its failure, the specs (node id tails) that must fail with them)
@@ -26,6 +27,11 @@ CASES = {
         "test_checkpoint_carries_its_alpha[LOAD_KEEPS_OWN_ALPHA]"]),
     "REFUSAL_NAMES_NOTHING": ("does not name the parameter", [
         "test_a_negative_exponent_is_refused_naming_it[REFUSAL_NAMES_NOTHING-beta]"]),
+    "HISTORICAL_IS_LAST_GIVEN": ("!= largest ever given", [
+        "test_without_in_buffer_tracking_the_default_is_the_historical_maximum"
+        "[HISTORICAL_IS_LAST_GIVEN]"]),
+    "ZERO_MASS_SAMPLED": ("returned draws", [
+        "test_all_zero_priorities_with_eps_zero_refuse_to_sample[ZERO_MASS_SAMPLED]"]),
 }
 
 
@@ -51,5 +57,5 @@ def test_mutant_fails_the_edge_spec(suite_run, mutant):
 
 def test_the_unmutated_construction_passes(suite_run):
     rows = suite_run.rows(implementation="UNMUTATED")
-    assert len(rows) == 8 and all(r["outcome"] == "pass" for r in rows), [
+    assert len(rows) == 10 and all(r["outcome"] == "pass" for r in rows), [
         (r["nodeid"], r["outcome"], r["message"][:300]) for r in rows]

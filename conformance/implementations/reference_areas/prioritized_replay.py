@@ -14,4 +14,12 @@ def make(adapter):
     # and restores its priorities (pytorch/rl#3990) and copies what it loads (#3966), serves
     # the §5 family specs. Its max-priority rule is upstream's, not impls.PrioritizedSampler's.
     area.slice_sampler_cls = slice_sampler()
+    area.tree_factory = reference_trees()  # issue #31: impls.segment_tree as a user builds it
     return area
+
+
+def reference_trees():
+    from impls.segment_tree import SegmentTree
+
+    # a sum tree as TorchRL's SumSegmentTreeFp32(size) is built: by its size alone
+    return lambda size, reduce: SegmentTree(size) if reduce == "sum" else SegmentTree(size, reduce)

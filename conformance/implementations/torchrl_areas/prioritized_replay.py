@@ -135,6 +135,31 @@ class PrioritizedReplayArea:
             kwargs["max_priority_within_buffer"] = True
         return _SliceBuffer(self, kwargs, capacity, traj_len, device)
 
+    # ---------------------------------------------------------- issue #31 capabilities
+    #: ``(size, reduce) -> tree``: set by ``make`` (TorchRL's C++ trees, or the reference's)
+    tree_factory = None
+
+    def segment_tree(self, *, size, reduce):
+        """``conformance.interface.PrioritizedTrees``: the library's own tree, on the CPU."""
+        if self.tree_factory is None:
+            raise AssertionError("this release exposes no segment tree classes")
+        return _Tree(self.tree_factory(size, reduce))
+
+    def sampler_sum_tree(self, buffer):
+        """``conformance.interface.PrioritizedSamplerTree``: ``sampler._sum_tree``."""
+        return _Tree(buffer.sampler._sum_tree)
+
+    def historical_buffer(self, *, capacity, alpha, beta, eps, device=None):
+        """``conformance.interface.PrioritizedHistorical``: in-buffer tracking off (TorchRL's
+        default; 0.4.x has no option and always keeps the historical maximum)."""
+        device = self._check_device(device, self.sampler_cls.__name__, self.cuda_problem)
+        kwargs = dict(max_capacity=capacity, alpha=alpha, beta=beta, eps=eps)
+        if device.type != "cpu":
+            kwargs["device"] = device
+        if self.has_within_buffer:
+            kwargs["max_priority_within_buffer"] = False
+        return _Buffer(self, kwargs, capacity, 1, device)
+
 
 def _storage(capacity, device, **kwargs):
     from torchrl.data import LazyTensorStorage
@@ -324,6 +349,7 @@ def make(adapter):
     area = PrioritizedReplayArea(
         PrioritizedSampler, default_is_raw=not default_is_transformed(PrioritizedSampler))
     area.slice_sampler_cls = slice_sampler()
+    area.tree_factory = torchrl_trees()
     return area
 
 
@@ -331,3 +357,48 @@ def slice_sampler():
     import torchrl.data
 
     return getattr(torchrl.data, "PrioritizedSliceSampler", None)
+
+
+# ---------------------------------------------------------------- issue #31: the trees
+def torchrl_trees():
+    """``(size, reduce) -> tree``: TorchRL's float32 C++ trees, as its sampler builds them."""
+    from torchrl.data.replay_buffers import samplers
+
+    classes = {"sum": getattr(samplers, "SumSegmentTreeFp32", None),
+               "min": getattr(samplers, "MinSegmentTreeFp32", None)}
+    if None in classes.values():
+        return None
+    return lambda size, reduce: classes[reduce](size)
+
+
+class _Tree:
+    """A segment tree as a user drives it (``conformance.interface.SegmentTreeHandle``):
+    float32 values in (the dtype of TorchRL's trees; the specs' values are float32-exact),
+    float64 numpy out."""
+
+    def __init__(self, tree):
+        self.tree = tree
+
+    def write(self, index, value) -> None:
+        if isinstance(index, int | np.integer):
+            self.tree[int(index)] = float(value)
+            return
+        index = torch.as_tensor(np.asarray(index, dtype=np.int64))
+        if np.ndim(value) == 0:
+            self.tree[index] = float(value)
+        else:
+            self.tree[index] = torch.as_tensor(np.asarray(value, dtype=np.float32))
+
+    def values(self, index) -> np.ndarray:
+        got = self.tree[torch.as_tensor(np.asarray(index, dtype=np.int64))]
+        return torch.as_tensor(got, dtype=torch.float64).cpu().numpy()  # shape kept
+
+    def query(self, start, end) -> float:
+        return float(self.tree.query(int(start), int(end)))
+
+    def scan_lower_bound(self, mass) -> np.ndarray:
+        if np.ndim(mass) == 0:
+            got = self.tree.scan_lower_bound(float(mass))
+        else:
+            got = self.tree.scan_lower_bound(torch.as_tensor(np.asarray(mass, dtype=np.float32)))
+        return torch.as_tensor(got).reshape(-1).cpu().numpy().astype(np.int64)
