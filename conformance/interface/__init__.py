@@ -62,6 +62,7 @@ from conformance.interface.ppo_value_clipping import (
 )
 from conformance.interface.prioritized_replay import (
     PrioritizedBuffer,
+    PrioritizedCheckpoints,
     PrioritizedDraw,
     PrioritizedReplay,
     PrioritizedSlices,
@@ -83,6 +84,8 @@ CAPABILITIES: dict[str, dict[str, type]] = {
     "ppo_value_clipping": {"critic_loss_of": PPOLossFamily},
     "prioritized_replay": {"slice_buffer": PrioritizedSlices},
 }
+# file and state_dict checkpoints in TorchRL's formats (conformance/test_prioritized_replay_checkpoints.py)
+CAPABILITIES["prioritized_replay"]["dump_sampler"] = PrioritizedCheckpoints
 
 #: area name -> the protocol its attribute must satisfy (checked by conformance/test_interface.py)
 PROTOCOLS: dict[str, type] = {
@@ -103,3 +106,4 @@ __all__ = [
     "PrioritizedDraw", "PrioritizedReplay", "PrioritizedSlices", "SACBatch", "SACDoneStates",
     "SACNetworks", "SACOutcome", "TanhNormalMode", "TanhNormalScore", "Untestable",
 ]
+__all__ += ["PrioritizedCheckpoints"]

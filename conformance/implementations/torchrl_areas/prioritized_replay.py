@@ -135,6 +135,26 @@ class PrioritizedReplayArea:
             kwargs["max_priority_within_buffer"] = True
         return _SliceBuffer(self, kwargs, capacity, traj_len, device)
 
+    # -- conformance.interface.PrioritizedCheckpoints: the sampler's own dumps/loads and
+    # state_dict/load_state_dict, as ReplayBuffer.dumps/loads and state_dict call them
+    def dump_sampler(self, buffer, path):
+        with quiet():
+            buffer.sampler.dumps(path)
+
+    def load_sampler(self, buffer, path):
+        with quiet():
+            buffer.sampler.loads(path)
+        buffer.alpha = buffer.sampler.alpha  # the checkpoint's (for default_priority's inverse)
+
+    def sampler_state(self, buffer):
+        with quiet():
+            return buffer.sampler.state_dict()
+
+    def load_sampler_state(self, buffer, state):
+        with quiet():
+            buffer.sampler.load_state_dict(state)
+        buffer.alpha = buffer.sampler.alpha
+
 
 def _storage(capacity, device, **kwargs):
     from torchrl.data import LazyTensorStorage
