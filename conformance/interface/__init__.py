@@ -61,7 +61,9 @@ from conformance.interface.ppo_value_clipping import (
     PPOValueClipping,
 )
 from conformance.interface.prioritized_replay import (
+    EXAMPLE_BUFFER_KINDS,
     PrioritizedBuffer,
+    PrioritizedBufferClasses,
     PrioritizedCheckpoints,
     PrioritizedDraw,
     PrioritizedReplay,
@@ -86,6 +88,8 @@ CAPABILITIES: dict[str, dict[str, type]] = {
 }
 # file and state_dict checkpoints in TorchRL's formats (conformance/test_prioritized_replay_checkpoints.py)
 CAPABILITIES["prioritized_replay"]["dump_sampler"] = PrioritizedCheckpoints
+# the drop-in buffer classes, as TorchRL's examples build them (test_prioritized_replay_buffer_classes.py)
+CAPABILITIES["prioritized_replay"]["example_buffer"] = PrioritizedBufferClasses
 
 #: area name -> the protocol its attribute must satisfy (checked by conformance/test_interface.py)
 PROTOCOLS: dict[str, type] = {
@@ -106,4 +110,4 @@ __all__ = [
     "PrioritizedDraw", "PrioritizedReplay", "PrioritizedSlices", "SACBatch", "SACDoneStates",
     "SACNetworks", "SACOutcome", "TanhNormalMode", "TanhNormalScore", "Untestable",
 ]
-__all__ += ["PrioritizedCheckpoints"]
+__all__ += ["EXAMPLE_BUFFER_KINDS", "PrioritizedBufferClasses", "PrioritizedCheckpoints"]

@@ -143,3 +143,24 @@ class PrioritizedCheckpoints(Protocol):
     def load_sampler_state(self, buffer: PrioritizedBuffer, state: dict) -> None:
         """Restore the sampler of ``buffer`` from ``state`` (a ``state_dict()``)."""
         ...
+
+
+#: the buffer classes of ``PrioritizedBufferClasses.example_buffer``
+EXAMPLE_BUFFER_KINDS = ("TensorDictPrioritizedReplayBuffer", "PrioritizedReplayBuffer")
+
+
+class PrioritizedBufferClasses(Protocol):
+    """§5: the prioritized buffer classes, built as TorchRL's examples build them
+    (``TensorDictPrioritizedReplayBuffer(alpha=, beta=, eps=, storage=LazyTensorStorage(N))``,
+    no sampler argument), which a drop-in must provide with its own sampler inside."""
+
+    def example_buffer(self, *, kind: str, capacity: int, alpha: float, beta: float,
+                       eps: float, upper_priority: float | None = None) -> PrioritizedBuffer:
+        """An empty buffer of class ``kind`` (one of ``EXAMPLE_BUFFER_KINDS``) with TorchRL's
+        defaults: no in-buffer tracking, so the default priority is the largest priority ever
+        given (the documented initial value before any). A tensordict buffer's items are
+        tensordicts and its priorities are written by ``update_tensordict_priority`` from the
+        ``td_error`` entry, as the examples do. ``upper_priority``: cap on the default (a class
+        without one raises AssertionError naming the class). An area that declares ``devices``
+        also receives ``device=``."""
+        ...

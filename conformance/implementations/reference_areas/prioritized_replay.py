@@ -14,4 +14,9 @@ def make(adapter):
     # and restores its priorities (pytorch/rl#3990) and copies what it loads (#3966), serves
     # the §5 family specs. Its max-priority rule is upstream's, not impls.PrioritizedSampler's.
     area.slice_sampler_cls = slice_sampler()
+    # the drop-in buffer classes (impls/prioritized_buffers.py), as TorchRL's examples build them
+    from impls import PrioritizedReplayBuffer, TensorDictPrioritizedReplayBuffer
+
+    area.example_classes = {"PrioritizedReplayBuffer": PrioritizedReplayBuffer,
+                            "TensorDictPrioritizedReplayBuffer": TensorDictPrioritizedReplayBuffer}
     return area
