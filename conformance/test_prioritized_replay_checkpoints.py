@@ -95,12 +95,19 @@ def target_run(area, into: str, **params) -> Run:
 
 
 def check_restored(run: Run, model: ReplayModel, what: str, *, seed: int,
-                   default_cause: str | None = None, link: str = PR_3057) -> None:
-    """After loading: tree values, default, 256 draws, two new items (the checkpoint's
-    maximum) and the default again, all against ``model`` (the checkpointed state)."""
+                   default_cause: str | None = None, link: str = PR_3057,
+                   exact_tree: np.ndarray | None = None, change_alpha: bool = True) -> None:
+    """After loading: tree values (bit for bit against ``exact_tree`` when given: a checkpoint
+    restores the values it holds), default, 256 draws, two new items (the checkpoint's
+    maximum), the default again, and tree values after alpha goes to 0.9 (from the raw
+    priorities the checkpoint restored), all against ``model`` (the checkpointed state)."""
     __tracebackhide__ = True
     run.model = model.copy()
     run.log.append(what)
+    if exact_tree is not None:
+        assert_close(f"tree values after {what} != the checkpoint's, bit for bit",
+                     run.buf.tree_values(), exact_tree, params=run.params(), cause=NOT_RESTORED,
+                     link=link)
     run.check_tree(what=f"tree values after {what} != (p + eps)^alpha of the checkpoint",
                    link=link)
     actual = float(run.buf.default_priority())
@@ -110,6 +117,10 @@ def check_restored(run: Run, model: ReplayModel, what: str, *, seed: int,
     run.check_sample(256, seed=seed)
     run.extend(2)  # slots 12, 13: the checkpoint's maximum
     run.check_default()
+    if change_alpha:
+        previous = run.set_alpha(0.9)
+        run.check_tree(previous_alpha=previous, link=PR_4014,
+                       what=f"tree values after {what}, then alpha {previous} -> 0.9")
 
 
 @pytest.fixture
@@ -123,14 +134,21 @@ def checkpoints(request, impl, prioritized_replay):
 
 @pytest.mark.parametrize("into", ["fresh", "used"], ids=lambda x: f"into={x}")
 def test_file_checkpoint_round_trip(checkpoints, tmp_path, into):
-    """``dumps`` a buffer (12 of 16 slots, its maximum lowered), ``loads`` it into another
-    buffer of 12 items, freshly filled or holding priorities of 40: tree values, default,
-    draws, weights and new items are the checkpoint's."""
-    source = source_run(checkpoints)
+    """``dumps`` a buffer (12 of 16 slots) into a folder, then again into the same folder once
+    its maximum was lowered (a periodic checkpoint overwrites the last one); ``loads`` it into
+    another buffer of 12 items, freshly filled or holding priorities of 40: tree values (bit
+    for bit), default, draws, weights, new items and a later change of alpha are the last
+    checkpoint's."""
+    source = Run(checkpoints, capacity=CAPACITY)
+    source.extend(STORED)
+    source.update(np.arange(STORED), _priorities())
+    checkpoints.dump_sampler(source.buf, str(tmp_path / "sampler"))  # overwritten below
+    source.update([_top(source.model.priority)], [0.75])
     checkpoints.dump_sampler(source.buf, str(tmp_path / "sampler"))
     target = target_run(checkpoints, into)
     checkpoints.load_sampler(target.buf, str(tmp_path / "sampler"))
-    check_restored(target, source.model, "loads(dumps of another buffer)", seed=41)
+    check_restored(target, source.model, "loads(dumps of another buffer)", seed=41,
+                   exact_tree=source.buf.tree_values())
 
 
 def test_file_checkpoint_carries_its_parameters(checkpoints, tmp_path):
@@ -191,16 +209,22 @@ def _files(path: Path, model: ReplayModel, max_priority: list, version: int | No
     metadata through ``tree_map(float, ...)`` (so the capacity and the index are floats)."""
     path.mkdir(parents=True)
     stored = model.stored()
-    q32 = model.transform(model.priority[stored]).astype(np.float32).astype(np.float64)
+    q32 = _q32(model)
     sum_values, min_values = np.zeros(CAPACITY), np.full(CAPACITY, F32_MAX)
     sum_values[stored] = min_values[stored] = q32
     sum_values.tofile(path / "sumtree.memmap")
     min_values.tofile(path / "mintree.memmap")
     meta = {"_alpha": model.alpha, "_beta": model.beta, "_eps": model.eps,
-            "_max_priority": [float(v) for v in max_priority], "_max_capacity": float(CAPACITY)}
+            "_max_priority": [None if v is None else float(v) for v in max_priority], "_max_capacity": float(CAPACITY)}
     if version is not None:
         meta["_schema_version"] = version
     (path / "sampler_metadata.json").write_text(json.dumps(meta))
+
+
+def _q32(model: ReplayModel) -> np.ndarray:
+    """The tree values of ``model`` as TorchRL's float32 trees hold them."""
+    q = model.transform(model.priority[model.stored()])
+    return q.astype(np.float32).astype(np.float64)
 
 
 def _maxima(model: ReplayModel) -> tuple[list, list]:
@@ -229,7 +253,7 @@ def test_torchrl_files_are_read(checkpoints, tmp_path, fmt):
     checkpoints.load_sampler(target.buf, str(tmp_path / "sampler"))
     check_restored(target, model, f"loads(TorchRL folder, {fmt})", seed=43,
                    default_cause=_default_cause(target, transformed[0]),
-                   link=PR_4014 if legacy else PR_3057)
+                   link=PR_4014 if legacy else PR_3057, exact_tree=_q32(model))
 
 
 def _default_cause(run: Run, transformed: float) -> str:
@@ -276,7 +300,7 @@ def test_torchrl_state_dict_is_read(checkpoints, fmt):
 def test_torchrl_files_at_alpha_zero(checkpoints, tmp_path):
     """A TorchRL folder written at alpha = 0: every tree value is 1, so the raw priorities are
     not in it; its maximum (``_schema_version`` 1: raw) is. After loading, sampling is uniform
-    (weights 1), the default is that maximum, and new items get it."""
+    (weights 1), the default is that maximum and new items get it."""
     model = source_model(alpha=0.0)
     raw_max, _ = _maxima(model)
     _files(tmp_path / "sampler", model, raw_max, 1)
@@ -284,4 +308,163 @@ def test_torchrl_files_at_alpha_zero(checkpoints, tmp_path):
     with warnings.catch_warnings():  # a warning that the raw priorities are lost is welcome
         warnings.simplefilter("ignore")
         checkpoints.load_sampler(target.buf, str(tmp_path / "sampler"))
-    check_restored(target, model, "loads(TorchRL folder written at alpha 0)", seed=45)
+    check_restored(target, model, "loads(TorchRL folder written at alpha 0)", seed=45,
+                   change_alpha=False)
+
+
+def test_file_checkpoint_at_alpha_zero_keeps_the_priorities(checkpoints, tmp_path):
+    """A buffer run at alpha = 0 (uniform sampling, the start of an alpha schedule) is dumped
+    and loaded into another; alpha then goes to 0.9: the tree follows the priorities given
+    before the checkpoint. TorchRL's files hold only (p + eps)^0 = 1 per item, so an
+    implementation that keeps nothing else loses them (as when alpha passes through 0,
+    pytorch/rl#4014)."""
+    source = source_run(checkpoints)
+    source.set_alpha(0.0)
+    checkpoints.dump_sampler(source.buf, str(tmp_path / "sampler"))
+    target = target_run(checkpoints, "used")
+    checkpoints.load_sampler(target.buf, str(tmp_path / "sampler"))
+    check_restored(target, source.model, "loads(dumps at alpha 0)", seed=46, link=PR_4014)
+
+
+# ------------------------------------------------------------------------------ bad input
+
+OTHER_CAPACITIES = [8, 32]
+
+
+def _state_without_extras(checkpoints, buf) -> dict:
+    state = checkpoints.sampler_state(buf)
+    return {k: state[k] for k in (*TORCHRL_KEYS, "_schema_version") if k in state}
+
+
+def _check_refused(run: Run, action, what: str, words: list[str], params: dict) -> None:
+    """``action()`` raises an error whose message holds ``words``, and ``run``'s buffer is as
+    it was (tree values and default): nothing lost."""
+    __tracebackhide__ = True
+    tree, default = run.buf.tree_values(), float(run.buf.default_priority())
+    try:
+        action()
+    except Exception as exc:  # noqa: BLE001 - any error type, its words are the spec
+        text = f"{type(exc).__name__}: {exc}"
+        if not all(w in text for w in words):
+            raise AssertionError(message(f"{what}: the error does not say why", params=params,
+                                         expected=f"a message holding {words}",
+                                         actual=text)) from exc
+    else:
+        raise AssertionError(message(f"{what} was accepted", params=params,
+                                     expected="an error", actual="no error"))
+    assert_close(f"tree values after a refused {what} changed", run.buf.tree_values(), tree,
+                 params=params)
+    assert_close(f"default priority after a refused {what} changed",
+                 float(run.buf.default_priority()), default, params=params,
+                 cause="the loader changed the buffer before refusing the checkpoint")
+
+
+@pytest.mark.parametrize("capacity", OTHER_CAPACITIES, ids=lambda c: f"into-capacity={c}")
+@pytest.mark.parametrize("how", ["files", "state_dict"])
+def test_checkpoint_of_another_capacity_is_refused(checkpoints, tmp_path, how, capacity):
+    """A checkpoint of 16 slots loaded into a buffer of 8 or 32 (holding priorities of 40) is
+    refused with an error naming both capacities, and the buffer is left as it was; a state
+    with TorchRL's entries only, as TorchRL writes it, for ``state_dict``."""
+    source = source_run(checkpoints)
+    target = Run(checkpoints, capacity=capacity)
+    target.extend(4)
+    target.update(np.arange(4), np.full(4, 40.0))
+    params = {"checkpoint capacity": CAPACITY, "buffer capacity": capacity, "how": how}
+    if how == "files":
+        checkpoints.dump_sampler(source.buf, str(tmp_path / "sampler"))
+        action = lambda: checkpoints.load_sampler(target.buf, str(tmp_path / "sampler"))  # noqa: E731
+    else:
+        state = _state_without_extras(checkpoints, source.buf)
+        action = lambda: checkpoints.load_sampler_state(target.buf, state)  # noqa: E731
+    _check_refused(target, action, f"{how} checkpoint of another capacity",
+                   [str(CAPACITY), str(capacity)], params)
+
+
+def test_a_folder_without_its_tree_file_is_refused(checkpoints, tmp_path):
+    """A checkpoint folder that lost ``sumtree.memmap`` (a partial copy) is refused with an
+    error naming that file, and the buffer that was to load it is left as it was."""
+    source = source_run(checkpoints)
+    checkpoints.dump_sampler(source.buf, str(tmp_path / "sampler"))
+    (tmp_path / "sampler" / "sumtree.memmap").unlink()
+    target = target_run(checkpoints, "used")
+    _check_refused(target, lambda: checkpoints.load_sampler(target.buf, str(tmp_path / "sampler")),
+                   "folder without sumtree.memmap", ["sumtree.memmap"],
+                   {"capacity": CAPACITY, "removed": "sumtree.memmap"})
+
+
+def test_a_state_without_trees_is_refused(checkpoints):
+    """A state holding TorchRL's parameters and maximum but no ``_sum_tree`` / ``_min_tree``
+    (a truncated or foreign checkpoint) is refused with an error naming ``_sum_tree``, and the
+    buffer is left as it was."""
+    source = source_run(checkpoints)
+    state = _state_without_extras(checkpoints, source.buf)
+    del state["_sum_tree"], state["_min_tree"]
+    target = target_run(checkpoints, "used")
+    _check_refused(target, lambda: checkpoints.load_sampler_state(target.buf, state),
+                   "state without trees", ["_sum_tree"], {"capacity": CAPACITY,
+                                                          "keys": sorted(state)})
+
+
+@pytest.mark.parametrize("how", ["files", "state_dict"])
+def test_checkpoint_of_an_empty_buffer(checkpoints, tmp_path, how):
+    """A checkpoint taken before any item was written (a run saved before collection starts)
+    loads into an empty buffer: the default is the documented initial priority, and the first
+    items get it."""
+    source = Run(checkpoints, capacity=CAPACITY)
+    target = Run(checkpoints, capacity=CAPACITY)
+    if how == "files":
+        checkpoints.dump_sampler(source.buf, str(tmp_path / "sampler"))
+        checkpoints.load_sampler(target.buf, str(tmp_path / "sampler"))
+    else:
+        checkpoints.load_sampler_state(target.buf, checkpoints.sampler_state(source.buf))
+    target.log.append(f"load ({how}) of an empty buffer's checkpoint")
+    target.check_default("default priority after loading an empty buffer's checkpoint != "
+                         "initial value")
+    target.extend(2)
+    target.check_default()
+
+
+# ------------------------------------------- buffers without in-buffer tracking (examples')
+
+
+@pytest.fixture
+def example_checkpoints(request, impl, prioritized_replay):
+    capabilities.require(request, impl, "prioritized_replay", prioritized_replay, "example_buffer")
+    return capabilities.require(request, impl, "prioritized_replay", prioritized_replay,
+                                "dump_sampler")
+
+
+@pytest.mark.parametrize("source", ["own-files", "torchrl-files", "state_dict"])
+def test_example_buffer_checkpoint_keeps_the_largest_priority_ever_given(
+        example_checkpoints, tmp_path, source):
+    """A ``TensorDictPrioritizedReplayBuffer`` as TorchRL's examples build it (no in-buffer
+    tracking: the default is the largest priority ever given): 12 items, priorities given, then
+    the largest lowered, so that it is no longer stored. Its checkpoint (its own files, a
+    TorchRL folder written here with that maximum, or its ``state_dict``) loaded into another
+    such buffer, which had been given 40: the default is the checkpoint's maximum, not 40 and
+    not the largest stored; new items get it; the tree is the checkpoint's."""
+    from conformance.test_prioritized_replay_buffer_classes import check, example_run
+
+    area, kind = example_checkpoints, "TensorDictPrioritizedReplayBuffer"
+    src = example_run(area, kind)
+    src.extend(STORED, check=False)
+    src.update(np.arange(STORED), _priorities())
+    src.update([_top(src.model.priority)], [0.75])
+    path = tmp_path / "sampler"
+    if source == "own-files":
+        area.dump_sampler(src.buf, str(path))
+    elif source == "torchrl-files":
+        _files(path, src.model, [src.model.historical_max, 0], 1)
+    target = example_run(area, kind)
+    target.extend(STORED, check=False)
+    target.update(np.arange(STORED), np.full(STORED, 40.0))
+    if source == "state_dict":
+        area.load_sampler_state(target.buf, area.sampler_state(src.buf))
+    else:
+        area.load_sampler(target.buf, str(path))
+    target.model = src.model.copy()
+    target.log.append(f"load ({source}) of the checkpoint")
+    check(target, f"after loading the checkpoint ({source})", link=PR_3057)
+    target.extend(2, check=False)
+    check(target, "after extend(2)", link=PR_3057)
+    target.check_sample(256, seed=47)

@@ -13,8 +13,13 @@ The reference broken one line at a time, as a mutation tool does (``tests/mutant
   raw priorities, not inverted (``q ** (1 / alpha) - eps``);
 - ``EMPTY_MIN_SLOTS_ZERO``: ``mintree.memmap`` holds 0, not the neutral value, in empty slots;
 - ``TREES_NOT_WRITTEN``: the TorchRL trees of ``state_dict`` are built but never filled;
+- ``CAPACITY_NOT_CHECKED``: a TorchRL state of another capacity is read as far as it goes;
 - ``LOAD_KEEPS_OWN_EPS`` (``impls/prioritized_replay.py``): ``load_state_dict`` (which
-  ``loads`` calls) keeps the loading buffer's eps.
+  ``loads`` calls) keeps the loading buffer's eps;
+- ``RAW_FILE_NOT_READ``: ``loads`` ignores ``raw_priority.pt`` and recovers the priorities
+  from TorchRL's files (lost at alpha 0);
+- ``HISTORICAL_NOT_RESTORED``: ``load_state_dict`` keeps the loading buffer's largest
+  priority ever given (a buffer without in-buffer tracking).
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from torchrl.data import PrioritizedSampler
 from conformance.implementations.torchrl_areas.prioritized_replay import PrioritizedReplayArea
 from tests.mutants import implementation
 from tests.mutants.source import mutated_module
+
+EXAMPLE_CLASSES = ("PrioritizedReplayBuffer", "TensorDictPrioritizedReplayBuffer")
 
 
 class LegacyMaxTakenRaw(PrioritizedSampler):
@@ -40,14 +47,21 @@ CHECKPOINT_MUTANTS = {
                              "zeros, bigs = torch.zeros_like(q), torch.zeros_like(q)"),
     "TREES_NOT_WRITTEN": ("        sum_tree[index] = values\n        min_tree[index] = values\n",
                           "        pass\n"),
+    "CAPACITY_NOT_CHECKED": ("    if len(sum_tree) != capacity:\n", "    if False:\n"),
 }
 SAMPLER_MUTANTS = {
     "LOAD_KEEPS_OWN_EPS": ('        self._eps = float(state_dict["_eps"])\n', ""),
+    "RAW_FILE_NOT_READ": ("        raw = torch.load(raw_file, weights_only=True) if raw_file.exists() else None\n",
+                          "        raw = None\n"),
+    "HISTORICAL_NOT_RESTORED": (
+        "        self._historical = torch.full_like(self._historical, -math.inf if m is None else m)\n",
+        ""),
 }
 
 
-def _impl(name: str, sampler_cls):
+def _impl(name: str, sampler_cls, example_classes=None):
     area = PrioritizedReplayArea(sampler_cls, default_is_raw=True, cuda_problem=lambda: None)
+    area.example_classes = example_classes
     return implementation(name.lower().replace("_", "-"), prioritized_replay=area)
 
 
@@ -58,12 +72,19 @@ def _reference(name: str):
     else:
         sampler = mutated_module("impls.prioritized_replay", *SAMPLER_MUTANTS.get(name, ("", "")),
                                  tag=name)
-    return _impl(name, sampler.PrioritizedSampler)
+    # the drop-in buffer classes holding this very sampler (the example-buffer checkpoints)
+    buffers = mutated_module("impls.prioritized_buffers", tag=name,
+                             PrioritizedSampler=sampler.PrioritizedSampler)
+    return _impl(name, sampler.PrioritizedSampler,
+                 {n: getattr(buffers, n) for n in EXAMPLE_CLASSES})
 
 
-LEGACY_MAX_TAKEN_RAW = _impl("LEGACY_MAX_TAKEN_RAW", LegacyMaxTakenRaw)
+LEGACY_MAX_TAKEN_RAW = _impl("LEGACY_MAX_TAKEN_RAW", LegacyMaxTakenRaw)  # no example classes
 RAW_NOT_INVERTED = _reference("RAW_NOT_INVERTED")
 EMPTY_MIN_SLOTS_ZERO = _reference("EMPTY_MIN_SLOTS_ZERO")
 TREES_NOT_WRITTEN = _reference("TREES_NOT_WRITTEN")
 LOAD_KEEPS_OWN_EPS = _reference("LOAD_KEEPS_OWN_EPS")
+CAPACITY_NOT_CHECKED = _reference("CAPACITY_NOT_CHECKED")
+RAW_FILE_NOT_READ = _reference("RAW_FILE_NOT_READ")
+HISTORICAL_NOT_RESTORED = _reference("HISTORICAL_NOT_RESTORED")
 UNMUTATED = _reference("UNMUTATED")

@@ -12,6 +12,7 @@ pytestmark = pytest.mark.slow
 SPEC = "conformance/test_prioritized_replay_checkpoints.py"
 MODULE = "tests.mutants.prioritized_replay_checkpoints"
 LEGACY = "version-less-transformed-max"
+SPECS = 21  # the spec file's tests, per implementation
 
 # mutant -> (words of its failure, the specs (node id tails) that must fail with them)
 CASES = {
@@ -28,6 +29,15 @@ CASES = {
         "test_torchrl_state_dict_is_read[TREES_NOT_WRITTEN-schema-1]"]),
     "LOAD_KEEPS_OWN_EPS": ("tree value of the new item", [
         "test_file_checkpoint_carries_its_parameters[LOAD_KEEPS_OWN_EPS]"]),
+    "CAPACITY_NOT_CHECKED": ("state_dict checkpoint of another capacity", [
+        "test_checkpoint_of_another_capacity_is_refused[CAPACITY_NOT_CHECKED-state_dict-into-capacity=8]",
+        "test_checkpoint_of_another_capacity_is_refused[CAPACITY_NOT_CHECKED-state_dict-into-capacity=32]"]),
+    "RAW_FILE_NOT_READ": ("then alpha 0.0 -> 0.9", [
+        "test_file_checkpoint_at_alpha_zero_keeps_the_priorities[RAW_FILE_NOT_READ]"]),
+    "HISTORICAL_NOT_RESTORED": ("largest priority ever given", [
+        "test_example_buffer_checkpoint_keeps_the_largest_priority_ever_given[HISTORICAL_NOT_RESTORED-own-files]",
+        "test_example_buffer_checkpoint_keeps_the_largest_priority_ever_given[HISTORICAL_NOT_RESTORED-torchrl-files]",
+        "test_example_buffer_checkpoint_keeps_the_largest_priority_ever_given[HISTORICAL_NOT_RESTORED-state_dict]"]),
 }
 
 
@@ -52,13 +62,15 @@ def test_mutant_fails_the_checkpoint_spec(suite_run, mutant):
 
 
 def test_the_legacy_mutant_reads_current_checkpoints(suite_run):
-    """Only the version-less format tells the pre-#4014 loader apart."""
-    rows = suite_run.rows(implementation="LEGACY_MAX_TAKEN_RAW")
-    assert rows and all(r["outcome"] == "pass" for r in rows if LEGACY not in r["nodeid"]), [
+    """Only the version-less format tells the pre-#4014 loader apart (its other failures are
+    TorchRL 0.14.1's own, in the expectations)."""
+    rows = [r for r in suite_run.rows(implementation="LEGACY_MAX_TAKEN_RAW")
+            if "_read[" in r["nodeid"] and LEGACY not in r["nodeid"]]
+    assert len(rows) == 2 and all(r["outcome"] == "pass" for r in rows), [
         (r["nodeid"], r["outcome"]) for r in rows]
 
 
 def test_the_unmutated_construction_passes(suite_run):
     rows = suite_run.rows(implementation="UNMUTATED")
-    assert len(rows) == 9 and all(r["outcome"] == "pass" for r in rows), [
+    assert len(rows) == SPECS and all(r["outcome"] == "pass" for r in rows), [
         (r["nodeid"], r["outcome"], r["message"][:300]) for r in rows]
