@@ -37,6 +37,7 @@ ISSUE_2210 = "https://github.com/pytorch/rl/issues/2210"
 PER_PAPER = "https://arxiv.org/abs/1511.05952"
 ALPHA, BETA, EPS = 0.6, 0.4, 1e-3
 CAPACITY = 16
+TORCHRL_EPS = 1e-8  # the default eps of TorchRL's buffer classes
 TREE_RTOL, RAW_RTOL = 2e-6, 1e-5
 NOT_PASSED = ("the buffer class does not hand its options to the sampler it holds (or holds "
               "another sampler than the implementation's)")
@@ -58,12 +59,13 @@ def classes(request, impl, prioritized_replay):
                                 "example_buffer")
 
 
-def example_run(area, kind: str, upper: float | None = None) -> Run:
+def example_run(area, kind: str, upper: float | None = None, eps: float | None = EPS) -> Run:
+    """``eps=None``: left out, as TorchRL's examples leave it (TorchRL's default, 1e-8)."""
     run = Run.__new__(Run)  # Run's checks and log, on a buffer built by example_buffer
-    run.area, run.log = area, [f"{kind}(alpha={ALPHA}, beta={BETA}, eps={EPS})"]
+    run.area, run.log = area, [f"{kind}(alpha={ALPHA}, beta={BETA}, eps={eps or 'default'})"]
     run.buf = area.example_buffer(kind=kind, capacity=CAPACITY, alpha=ALPHA, beta=BETA,
-                                  eps=EPS, upper_priority=upper, **device.keyword(area))
-    run.model = HistoricalModel(CAPACITY, ALPHA, BETA, EPS,
+                                  eps=eps, upper_priority=upper, **device.keyword(area))
+    run.model = HistoricalModel(CAPACITY, ALPHA, BETA, TORCHRL_EPS if eps is None else eps,
                                 initial_priority=float(area.initial_priority),
                                 upper_priority=upper)
     return run
@@ -81,14 +83,16 @@ def check(run: Run, what: str, *, link: str = PER_PAPER) -> None:
                  params=run.params(), rtol=RAW_RTOL, cause=NOT_PASSED, link=link)
 
 
+@pytest.mark.parametrize("eps", [EPS, None], ids=lambda e: f"eps={e or 'default'}")
 @pytest.mark.parametrize("kind", EXAMPLE_BUFFER_KINDS)
-def test_example_buffer_follows_the_largest_priority_ever_given(classes, kind):
+def test_example_buffer_follows_the_largest_priority_ever_given(classes, kind, eps):
     """Ten items at the initial priority; a sampled batch gets new priorities (its distinct
-    indices, as a training step writes its TD errors); four new items get their maximum; the
-    maximum is lowered (the default stays); four more items wrap the ring over slots 0 and 1
-    and get it too. Tree, default, draws and weights checked after each step."""
+    indices, as a training step writes its TD errors); four new items get their maximum; every
+    item holding the maximum is lowered (the default stays); four more items wrap the ring over
+    slots 0 and 1 and get it too. Tree, default, draws and weights checked after each step;
+    eps given, or left out as the examples leave it (TorchRL's default 1e-8)."""
     rng = np.random.default_rng(51)
-    run = example_run(classes, kind)
+    run = example_run(classes, kind, eps=eps)
     run.extend(10, check=False)
     check(run, "after extend(10)")
     draw = run.check_sample(64, seed=51)
@@ -97,9 +101,9 @@ def test_example_buffer_follows_the_largest_priority_ever_given(classes, kind):
     check(run, "after update_priority of a sampled batch")
     run.extend(4, check=False)
     check(run, "after extend(4)")
-    top = int(np.nanargmax(run.model.priority))
-    run.update([top], [0.25])
-    check(run, "after lowering the maximum")
+    top = np.flatnonzero(run.model.priority == np.nanmax(run.model.priority))
+    run.update(top, np.full(len(top), 0.25))
+    check(run, "after lowering the maximum (no item holds it any more)")
     run.extend(4, check=False)  # slots 14, 15, 0, 1
     check(run, "after a write that wraps the ring")
     run.check_sample(256, seed=52)

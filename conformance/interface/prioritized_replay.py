@@ -155,10 +155,12 @@ class PrioritizedBufferClasses(Protocol):
     no sampler argument), which a drop-in must provide with its own sampler inside."""
 
     def example_buffer(self, *, kind: str, capacity: int, alpha: float, beta: float,
-                       eps: float, upper_priority: float | None = None) -> PrioritizedBuffer:
+                       eps: float | None, upper_priority: float | None = None
+                       ) -> PrioritizedBuffer:
         """An empty buffer of class ``kind`` (one of ``EXAMPLE_BUFFER_KINDS``) with TorchRL's
         defaults: no in-buffer tracking, so the default priority is the largest priority ever
-        given (the documented initial value before any). A tensordict buffer's items are
+        given (the documented initial value before any); ``eps=None``: not passed (TorchRL's
+        default, 1e-8). A tensordict buffer's items are
         tensordicts and its priorities are written by ``update_tensordict_priority`` from the
         ``td_error`` entry, as the examples do. ``upper_priority``: cap on the default (a class
         without one raises AssertionError naming the class). An area that declares ``devices``

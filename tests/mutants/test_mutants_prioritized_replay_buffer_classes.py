@@ -20,8 +20,12 @@ CASES = {
     "UPPER_NOT_PASSED": ("default priority after a priority of 10", [
         f"test_example_buffer_caps_the_default[UPPER_NOT_PASSED-{PLAIN}]"]),
     "ALPHA_BETA_SWAPPED": ("tree values after", [
-        f"test_example_buffer_follows_the_largest_priority_ever_given[ALPHA_BETA_SWAPPED-{TD}]",
+        f"test_example_buffer_follows_the_largest_priority_ever_given[ALPHA_BETA_SWAPPED-{TD}-eps=0.001]",
         f"test_example_buffer_caps_the_default[ALPHA_BETA_SWAPPED-{TD}]"]),
+    "WITHIN_BUFFER_BY_DEFAULT": ("default priority after lowering the maximum", [
+        f"test_example_buffer_follows_the_largest_priority_ever_given[WITHIN_BUFFER_BY_DEFAULT-{PLAIN}-eps=0.001]"]),
+    "EPS_DEFAULT_WRONG": ("tree values after extend(10)", [
+        f"test_example_buffer_follows_the_largest_priority_ever_given[EPS_DEFAULT_WRONG-{TD}-eps=default]"]),
 }
 
 
@@ -47,5 +51,5 @@ def test_mutant_fails_the_buffer_class_spec(suite_run, mutant):
 
 def test_the_unmutated_construction_passes(suite_run):
     rows = suite_run.rows(implementation="UNMUTATED")
-    assert len(rows) == 4 and all(r["outcome"] == "pass" for r in rows), [
+    assert len(rows) == 6 and all(r["outcome"] == "pass" for r in rows), [
         (r["nodeid"], r["outcome"], r["message"][:300]) for r in rows]

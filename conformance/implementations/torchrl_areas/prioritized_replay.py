@@ -167,7 +167,9 @@ class PrioritizedReplayArea:
         cls = (self.example_classes or {}).get(kind)
         if cls is None:
             raise AssertionError(f"no {kind} class is known for this implementation")
-        kwargs = dict(alpha=alpha, beta=beta, eps=eps)
+        kwargs = dict(alpha=alpha, beta=beta)
+        if eps is not None:  # None: the class's default, as the examples leave it
+            kwargs["eps"] = eps
         if upper_priority is not None:
             if "upper_priority" not in keyword_parameters(cls):
                 raise AssertionError(
@@ -393,7 +395,7 @@ class _ExampleBuffer(_Buffer):
         from torchrl.data import LazyTensorStorage
 
         self.area, self.kind = area, kind
-        self.alpha, self.eps = kwargs["alpha"], kwargs["eps"]
+        self.alpha, self.eps = kwargs["alpha"], kwargs.get("eps", 1e-8)
         self.row_width, self.shape = 1, (capacity,)
         self.requested = torch.device("cpu")
         self.tensordicts = kind == "TensorDictPrioritizedReplayBuffer"
