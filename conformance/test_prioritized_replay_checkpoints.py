@@ -360,11 +360,11 @@ def _check_refused(run: Run, action, what: str, words: list[str], params: dict) 
 
 
 @pytest.mark.parametrize("capacity", OTHER_CAPACITIES, ids=lambda c: f"into-capacity={c}")
-@pytest.mark.parametrize("how", ["files", "state_dict"])
+@pytest.mark.parametrize("how", ["files", "state_dict", "torchrl-entries"])
 def test_checkpoint_of_another_capacity_is_refused(checkpoints, tmp_path, how, capacity):
     """A checkpoint of 16 slots loaded into a buffer of 8 or 32 (holding priorities of 40) is
-    refused with an error naming both capacities, and the buffer is left as it was; a state
-    with TorchRL's entries only, as TorchRL writes it, for ``state_dict``."""
+    refused with an error naming both capacities, and the buffer is left as it was: files, the
+    implementation's ``state_dict``, or its TorchRL entries alone, as TorchRL writes them."""
     source = source_run(checkpoints)
     target = Run(checkpoints, capacity=capacity)
     target.extend(4)
@@ -374,9 +374,12 @@ def test_checkpoint_of_another_capacity_is_refused(checkpoints, tmp_path, how, c
         checkpoints.dump_sampler(source.buf, str(tmp_path / "sampler"))
         action = lambda: checkpoints.load_sampler(target.buf, str(tmp_path / "sampler"))  # noqa: E731
     else:
-        state = _state_without_extras(checkpoints, source.buf)
+        state = checkpoints.sampler_state(source.buf)
+        if how == "torchrl-entries":
+            state = _state_without_extras(checkpoints, source.buf)
         action = lambda: checkpoints.load_sampler_state(target.buf, state)  # noqa: E731
-    _check_refused(target, action, f"{how} checkpoint of another capacity",
+    what = "files" if how == "files" else "state_dict"
+    _check_refused(target, action, f"{what} checkpoint of another capacity",
                    [str(CAPACITY), str(capacity)], params)
 
 
@@ -412,16 +415,20 @@ def test_checkpoint_of_an_empty_buffer(checkpoints, tmp_path, how):
     items get it."""
     source = Run(checkpoints, capacity=CAPACITY)
     target = Run(checkpoints, capacity=CAPACITY)
-    if how == "files":
-        checkpoints.dump_sampler(source.buf, str(tmp_path / "sampler"))
-        checkpoints.load_sampler(target.buf, str(tmp_path / "sampler"))
-    else:
-        checkpoints.load_sampler_state(target.buf, checkpoints.sampler_state(source.buf))
+    _load_empty(checkpoints, source.buf, target.buf, tmp_path, how)
     target.log.append(f"load ({how}) of an empty buffer's checkpoint")
     target.check_default("default priority after loading an empty buffer's checkpoint != "
                          "initial value")
     target.extend(2)
     target.check_default()
+
+
+def _load_empty(area, source, target, tmp_path, how: str) -> None:
+    if how == "files":
+        area.dump_sampler(source, str(tmp_path / "sampler"))
+        area.load_sampler(target, str(tmp_path / "sampler"))
+    else:
+        area.load_sampler_state(target, area.sampler_state(source))
 
 
 # ------------------------------------------- buffers without in-buffer tracking (examples')
@@ -468,3 +475,20 @@ def test_example_buffer_checkpoint_keeps_the_largest_priority_ever_given(
     target.extend(2, check=False)
     check(target, "after extend(2)", link=PR_3057)
     target.check_sample(256, seed=47)
+
+
+@pytest.mark.parametrize("how", ["files", "state_dict"])
+def test_example_buffer_checkpoint_of_an_empty_buffer(example_checkpoints, tmp_path, how):
+    """An empty ``TensorDictPrioritizedReplayBuffer``'s checkpoint (no maximum yet) loaded into
+    another: the first items get the initial priority, and once priorities are given the
+    default is the largest of them."""
+    from conformance.test_prioritized_replay_buffer_classes import check, example_run
+
+    area, kind = example_checkpoints, "TensorDictPrioritizedReplayBuffer"
+    source, target = example_run(area, kind), example_run(area, kind)
+    _load_empty(area, source.buf, target.buf, tmp_path, how)
+    target.log.append(f"load ({how}) of an empty buffer's checkpoint")
+    target.extend(4, check=False)
+    check(target, "after loading an empty buffer's checkpoint and extend(4)", link=PR_3057)
+    target.update(np.arange(4), [3.0, 5.0, 0.5, 2.0])
+    check(target, "after update_priority", link=PR_3057)

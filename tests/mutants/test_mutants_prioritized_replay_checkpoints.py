@@ -12,7 +12,7 @@ pytestmark = pytest.mark.slow
 SPEC = "conformance/test_prioritized_replay_checkpoints.py"
 MODULE = "tests.mutants.prioritized_replay_checkpoints"
 LEGACY = "version-less-transformed-max"
-SPECS = 21  # the spec file's tests, per implementation
+SPECS = 25  # the spec file's tests, per implementation
 
 # mutant -> (words of its failure, the specs (node id tails) that must fail with them)
 CASES = {
@@ -30,8 +30,8 @@ CASES = {
     "LOAD_KEEPS_OWN_EPS": ("tree value of the new item", [
         "test_file_checkpoint_carries_its_parameters[LOAD_KEEPS_OWN_EPS]"]),
     "CAPACITY_NOT_CHECKED": ("state_dict checkpoint of another capacity", [
-        "test_checkpoint_of_another_capacity_is_refused[CAPACITY_NOT_CHECKED-state_dict-into-capacity=8]",
-        "test_checkpoint_of_another_capacity_is_refused[CAPACITY_NOT_CHECKED-state_dict-into-capacity=32]"]),
+        "test_checkpoint_of_another_capacity_is_refused[CAPACITY_NOT_CHECKED-torchrl-entries-into-capacity=8]",
+        "test_checkpoint_of_another_capacity_is_refused[CAPACITY_NOT_CHECKED-torchrl-entries-into-capacity=32]"]),
     "RAW_FILE_NOT_READ": ("then alpha 0.0 -> 0.9", [
         "test_file_checkpoint_at_alpha_zero_keeps_the_priorities[RAW_FILE_NOT_READ]"]),
     "HISTORICAL_NOT_RESTORED": ("largest priority ever given", [
