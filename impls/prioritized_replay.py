@@ -400,30 +400,35 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         return index, {"priority_weight": weight}
 
     # ----------------------------------------------------------------------- checkpoints
+    # A checkpoint is state, not configuration: max_priority_within_buffer, upper_priority,
+    # initial_priority, dtype and reduction stay the loading sampler's own (TorchRL keeps its
+    # max_priority_within_buffer, dtype and reduction the same way); alpha, beta and eps come
+    # with the checkpoint, as in TorchRL.
     def _written(self) -> torch.Tensor:
         return torch.isfinite(self._raw_priority)
 
-    def state_dict(self) -> dict[str, Any]:
-        """Raw priorities (the reference's own entries) plus TorchRL's ``_sum_tree`` /
-        ``_min_tree`` objects, so that ``torchrl.data.PrioritizedSampler.load_state_dict``
-        restores the same sampling law (see ``impls.replay_checkpoint``)."""
+    def _state(self) -> dict[str, Any]:
+        """TorchRL's entries without its tree objects, plus the raw priorities (NaN where no
+        item is stored) and ``q`` as computed at write time (in the priorities' dtype)."""
         raw = self._raw_priority.clone()
         raw[torch.isinf(raw)] = math.nan
         m = self._max_priority[0]
-        state = {
+        return {
             "_schema_version": self._STATE_SCHEMA_VERSION,
             "_alpha": self._alpha,
             "_beta": self._beta,
             "_eps": self._eps,
-            "_upper_priority": self._upper_priority,
-            "_initial_priority": self._initial_priority,
-            "_max_priority_within_buffer": self._max_priority_within_buffer,
+            # the raw maximum (stored, or ever given without in-buffer tracking), as TorchRL
             "_max_priority": (None if m is None else float(m), None),
-            "_historical_max": float(self._historical),
             "_raw_priority": raw.cpu(),
-            # q as computed at write time (in the priorities' dtype): restored as is
-            "_q": torch.where(torch.isfinite(raw), self._tree.leaves[_Q], math.nan).cpu(),
+            "_q": self._tree.leaves[_Q].cpu().clone(),
         }
+
+    def state_dict(self) -> dict[str, Any]:
+        """TorchRL's entries (``_sum_tree`` / ``_min_tree`` as its C++ tree objects, so that
+        ``torchrl.data.PrioritizedSampler.load_state_dict`` restores the same sampling law; see
+        ``impls.replay_checkpoint``) plus the raw priorities."""
+        state = self._state()
         trees = checkpoint.torchrl_trees(self._tree.leaves[_Q], self._written(), self.dtype)
         if trees is not None:
             state["_sum_tree"], state["_min_tree"] = trees
@@ -439,62 +444,43 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
                     "(_raw_priority) nor a TorchRL one's (_sum_tree); keys: "
                     f"{sorted(state_dict)}")
             state_dict = checkpoint.raw_from_torchrl_state(state_dict, self._max_capacity)
-        raw = state_dict["_raw_priority"].to(device=self.device, dtype=torch.float64)
+        raw = state_dict["_raw_priority"].to(self.device)
         if raw.numel() != self._max_capacity:
             raise RuntimeError(f"capacity of the state ({raw.numel()}) differs from "
                                f"max_capacity ({self._max_capacity})")
         self._alpha = float(state_dict["_alpha"])
         self._beta = float(state_dict["_beta"])
         self._eps = float(state_dict["_eps"])
-        self._upper_priority = state_dict.get("_upper_priority", self._upper_priority)
-        self._initial_priority = state_dict.get("_initial_priority", self._initial_priority)
-        self._max_priority_within_buffer = state_dict.get(
-            "_max_priority_within_buffer", self._max_priority_within_buffer)
+        m = checkpoint.max_value(state_dict["_max_priority"])
+        self._historical = torch.full_like(self._historical, -math.inf if m is None else m)
         empty = torch.isnan(raw)
-        gone = torch.full_like(raw, math.inf)  # the neutral element of the min channels
-        raw = torch.where(empty, gone, raw)
-        if len(self._tree.ops) != (3 if self._max_priority_within_buffer else 2):
-            self._init()  # the flag changed: the tree gains or loses the -p channel
-        self._historical = torch.tensor(float(state_dict["_historical_max"]),
-                                        dtype=torch.float64, device=self.device)
-        q = state_dict.get("_q")
-        if q is None:
-            self._raw.copy_(raw)
-            self._retransform()
-            return
-        q = q.to(device=self.device, dtype=torch.float64)
-        self._set_leaves(torch.where(empty, torch.zeros_like(q), q), torch.where(empty, gone, q),
-                         raw)
+        q = state_dict["_q"].to(self.device)
+        self._set_leaves(torch.where(empty, 0.0, q), torch.where(empty, math.inf, q),
+                         torch.where(empty, math.inf, raw))
 
     def dumps(self, path) -> None:
-        """Write ``raw_priority.pt`` and, for TorchRL's ``loads``, ``sumtree.memmap`` /
-        ``mintree.memmap``, with one ``sampler_metadata.json`` read by both."""
+        """Write TorchRL's files (``sampler_metadata.json``, ``sumtree.memmap`` /
+        ``mintree.memmap``) and, beside them, the raw priorities (``raw_priority.pt``), which
+        TorchRL's files cannot hold at ``alpha == 0``."""
         path = Path(path).absolute()
-        path.mkdir(parents=True, exist_ok=True)
-        state = self.state_dict()
-        state.pop("_sum_tree", None)
-        state.pop("_min_tree", None)
-        torch.save(state.pop("_raw_priority"), path / "raw_priority.pt")
-        state.pop("_q")  # sumtree.memmap holds it
+        path.mkdir(exist_ok=True)  # as TorchRL's: ReplayBuffer.dumps made the parent
+        state = self._state()
+        torch.save(state.pop("_raw_priority"), path / checkpoint.RAW_FILE)
+        del state["_q"]  # sumtree.memmap holds it
         checkpoint.write_torchrl_files(path, self._tree.leaves[_Q], self._written(), self.dtype)
         state["_max_capacity"] = self._max_capacity
-        with open(path / "sampler_metadata.json", "w") as file:
-            json.dump(state, file)
+        (path / checkpoint.METADATA_FILE).write_text(json.dumps(state))
 
     def loads(self, path) -> None:
         """Restore what ``dumps`` wrote, or what TorchRL's sampler ``dumps`` wrote."""
         path = Path(path).absolute()
-        with open(path / "sampler_metadata.json") as file:
-            state = json.load(file)
-        if state["_max_capacity"] != self._max_capacity:
-            raise RuntimeError(f"max capacity of loaded metadata ({state['_max_capacity']}) "
+        metadata = json.loads((path / checkpoint.METADATA_FILE).read_text())
+        if metadata["_max_capacity"] != self._max_capacity:
+            raise RuntimeError(f"max capacity of loaded metadata ({metadata['_max_capacity']}) "
                                f"differs from self._max_capacity ({self._max_capacity}).")
-        if (path / "raw_priority.pt").exists():
-            state["_raw_priority"] = torch.load(path / "raw_priority.pt", weights_only=True)
-            state["_q"] = checkpoint.read_torchrl_files(path, state)["_q"]
-        else:
-            state = checkpoint.read_torchrl_files(path, state)
-        self.load_state_dict(state)
+        raw_file = path / checkpoint.RAW_FILE
+        raw = torch.load(raw_file, weights_only=True) if raw_file.exists() else None
+        self.load_state_dict(checkpoint.read_torchrl_files(path, metadata, raw))
 
 
 def _uniform_mass(batch_size: int, total: float, rng) -> torch.Tensor:

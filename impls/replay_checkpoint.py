@@ -27,6 +27,8 @@ from pathlib import Path
 import torch
 
 SUM_FILE, MIN_FILE = "sumtree.memmap", "mintree.memmap"
+METADATA_FILE = "sampler_metadata.json"  # TorchRL's
+RAW_FILE = "raw_priority.pt"  # the reference's own, beside TorchRL's files
 
 
 def _tree_classes(dtype: torch.dtype):
@@ -63,11 +65,11 @@ def torchrl_trees(q: torch.Tensor, written: torch.Tensor, dtype: torch.dtype):
 
 
 def _raw_from_q(q: torch.Tensor, alpha: float, eps: float, max_priority) -> torch.Tensor:
-    """Raw priorities (NaN for empty slots) from TorchRL's transformed ones (0 when empty)."""
-    q = q.to(torch.float64)
+    """Raw priorities (NaN for empty slots) from TorchRL's transformed ones (float64, 0 when
+    empty)."""
     written = q > 0
     if alpha == 0:
-        fill = 1.0 if max_priority is None else float(max_priority)
+        fill = 1.0 if max_priority is None else max_priority
         if bool(written.any()):
             warnings.warn(
                 "this TorchRL checkpoint was written with alpha == 0, which stores 1.0 for every "
@@ -76,32 +78,34 @@ def _raw_from_q(q: torch.Tensor, alpha: float, eps: float, max_priority) -> torc
         raw = torch.full_like(q, fill)
     else:
         raw = (q.pow(1.0 / alpha) - eps).clamp_min(0.0)
-    return torch.where(written, raw, torch.full_like(raw, math.nan))
+    return torch.where(written, raw, math.nan)
 
 
-def _max_value(max_priority):
-    value = max_priority[0] if isinstance(max_priority, (tuple, list)) else max_priority
+def max_value(max_priority) -> float | None:
+    """The value of TorchRL's ``_max_priority`` entry, ``(value, index)``."""
+    value = max_priority[0]
     return None if value is None else float(value)
 
 
 def raw_from_torchrl_state(state: dict, capacity: int) -> dict:
     """A reference ``state_dict`` (raw priorities) from a TorchRL sampler's ``state_dict``."""
     sum_tree = state["_sum_tree"]
-    if len(sum_tree) < capacity:
+    if len(sum_tree) != capacity:
         raise RuntimeError(f"capacity of the TorchRL state ({len(sum_tree)}) differs from "
                            f"max_capacity ({capacity})")
     q = torch.as_tensor(sum_tree[torch.arange(capacity)], dtype=torch.float64)
     return _reference_state(state, q)
 
 
-def _reference_state(state: dict, q: torch.Tensor) -> dict:
+def _reference_state(state: dict, q: torch.Tensor, raw: torch.Tensor | None = None) -> dict:
+    """``q`` (float64) is kept as TorchRL's trees hold it, not recomputed; the raw priorities
+    are recovered from it unless given."""
     alpha, eps = float(state["_alpha"]), float(state["_eps"])
-    m = _max_value(state.get("_max_priority"))
-    raw = _raw_from_q(q, alpha, eps, m)
-    # q as TorchRL's trees hold it (NaN for empty slots): kept as is, not recomputed
-    q = torch.where(torch.isnan(raw), math.nan, q.to(torch.float64))
+    m = max_value(state["_max_priority"])
+    if raw is None:
+        raw = _raw_from_q(q, alpha, eps, m)
     return {"_alpha": alpha, "_beta": float(state["_beta"]), "_eps": eps,
-            "_historical_max": -math.inf if m is None else m, "_raw_priority": raw, "_q": q}
+            "_max_priority": (m, None), "_raw_priority": raw, "_q": q}
 
 
 def write_torchrl_files(path: Path, q: torch.Tensor, written: torch.Tensor,
@@ -115,12 +119,11 @@ def write_torchrl_files(path: Path, q: torch.Tensor, written: torch.Tensor,
     torch.where(written.cpu(), q, bigs).numpy().tofile(path / MIN_FILE)
 
 
-def read_torchrl_files(path: Path, metadata: dict) -> dict:
-    """A reference ``state_dict`` from a directory written by TorchRL's ``dumps``."""
+def read_torchrl_files(path: Path, metadata: dict, raw: torch.Tensor | None = None) -> dict:
+    """A reference ``state_dict`` from a directory written by TorchRL's ``dumps`` (or by the
+    reference's, with its raw priorities given)."""
     file = path / SUM_FILE
     if not file.exists():
-        raise FileNotFoundError(
-            f"{path} holds neither a reference checkpoint (raw_priority.pt) nor a TorchRL one "
-            f"({SUM_FILE})")
+        raise FileNotFoundError(f"{path} holds no {SUM_FILE}: not a sampler checkpoint")
     q = torch.from_file(str(file), size=int(metadata["_max_capacity"]), dtype=torch.float64)
-    return _reference_state(metadata, q.clone())
+    return _reference_state(metadata, q, raw)

@@ -65,7 +65,10 @@ from conformance.interface.ppo_value_clipping import (
     PPOValueClipping,
 )
 from conformance.interface.prioritized_replay import (
+    EXAMPLE_BUFFER_KINDS,
     PrioritizedBuffer,
+    PrioritizedBufferClasses,
+    PrioritizedCheckpoints,
     PrioritizedDraw,
     PrioritizedHistorical,
     PrioritizedReplay,
@@ -98,7 +101,11 @@ CAPABILITIES: dict[str, dict[str, type]] = {
                            # issue #31: the trees and the historical maximum
                            "segment_tree": PrioritizedTrees,
                            "sampler_sum_tree": PrioritizedSamplerTree,
-                           "historical_buffer": PrioritizedHistorical},
+                           "historical_buffer": PrioritizedHistorical,
+                           # checkpoints in TorchRL's formats; the buffer classes as TorchRL's
+                           # examples build them
+                           "dump_sampler": PrioritizedCheckpoints,
+                           "example_buffer": PrioritizedBufferClasses},
     "sac_done_states": {"batch_around_loss": SACCallerBatch},
 }
 
@@ -124,3 +131,4 @@ __all__ = [
     "SAC_LAYOUTS", "SegmentTreeHandle",
     "SACNetworks", "SACOutcome", "TanhNormalMode", "TanhNormalScore", "Untestable",
 ]
+__all__ += ["EXAMPLE_BUFFER_KINDS", "PrioritizedBufferClasses", "PrioritizedCheckpoints"]

@@ -156,4 +156,62 @@ class PrioritizedHistorical(Protocol):
     def historical_buffer(self, *, capacity: int, alpha: float, beta: float,
                           eps: float) -> PrioritizedBuffer:
         """An empty buffer of ``capacity`` items with in-buffer tracking off."""
+class PrioritizedCheckpoints(Protocol):
+    """§5: the sampler's checkpoints in TorchRL's formats (what a TorchRL user saves, resumes
+    and carries from one release, or one implementation, to another; pytorch/rl#3057, #4014).
+
+    Files (``PrioritizedSampler.dumps`` / ``loads``; ``ReplayBuffer.dumps`` puts them under
+    ``sampler/``): ``sampler_metadata.json`` holds ``_alpha``, ``_beta``, ``_eps``,
+    ``_max_capacity``, ``_max_priority`` (``[value, index]``, ``null`` for none) and, from
+    TorchRL 0.13.3, ``_schema_version`` (1: ``_max_priority`` is a raw priority; a version-less
+    file written before pytorch/rl#3925 may hold it transformed, ``(p + eps) ** alpha``);
+    ``sumtree.memmap`` and ``mintree.memmap`` hold float64, one value per slot:
+    ``(p + eps) ** alpha`` where an item is stored, else 0 (sum) and the float32 maximum (min).
+    Other files may sit beside them.
+
+    State (``PrioritizedSampler.state_dict``): a dict with at least TorchRL's keys ``_alpha``,
+    ``_beta``, ``_eps``, ``_max_priority`` (``(value, index)``), ``_sum_tree`` and ``_min_tree``
+    (TorchRL's tree objects: ``tree[i]`` reads slot ``i``) and ``_schema_version`` as above.
+
+    The buffer that loads holds as many items as the one checkpointed; it may have been built
+    with other ``alpha``, ``beta`` and ``eps``: the checkpoint's own apply, as TorchRL does.
+    """
+
+    def dump_sampler(self, buffer: PrioritizedBuffer, path: str) -> None:
+        """Write the sampler checkpoint of ``buffer`` into the folder ``path``."""
+        ...
+
+    def load_sampler(self, buffer: PrioritizedBuffer, path: str) -> None:
+        """Restore the sampler of ``buffer`` from the folder ``path``."""
+        ...
+
+    def sampler_state(self, buffer: PrioritizedBuffer) -> dict:
+        """The sampler's ``state_dict()``."""
+        ...
+
+    def load_sampler_state(self, buffer: PrioritizedBuffer, state: dict) -> None:
+        """Restore the sampler of ``buffer`` from ``state`` (a ``state_dict()``)."""
+        ...
+
+
+#: the buffer classes of ``PrioritizedBufferClasses.example_buffer``
+EXAMPLE_BUFFER_KINDS = ("TensorDictPrioritizedReplayBuffer", "PrioritizedReplayBuffer")
+
+
+class PrioritizedBufferClasses(Protocol):
+    """§5: the prioritized buffer classes, built as TorchRL's examples build them
+    (``TensorDictPrioritizedReplayBuffer(alpha=, beta=, eps=, storage=LazyTensorStorage(N))``,
+    no sampler argument), which a drop-in must provide with its own sampler inside."""
+
+    def example_buffer(self, *, kind: str, capacity: int, alpha: float, beta: float,
+                       eps: float | None, upper_priority: float | None = None
+                       ) -> PrioritizedBuffer:
+        """An empty buffer of class ``kind`` (one of ``EXAMPLE_BUFFER_KINDS``) with TorchRL's
+        defaults: no in-buffer tracking, so the default priority is the largest priority ever
+        given (the documented initial value before any); ``eps=None``: not passed (TorchRL's
+        default, 1e-8). A tensordict buffer's items are
+        tensordicts and its priorities are written by ``update_tensordict_priority`` from the
+        ``td_error`` entry, as the examples do. ``upper_priority``: cap on the default (a class
+        without one raises AssertionError naming the class). An area that declares ``devices``
+        also receives ``device=``."""
         ...

@@ -15,6 +15,11 @@ def make(adapter):
     # the §5 family specs. Its max-priority rule is upstream's, not impls.PrioritizedSampler's.
     area.slice_sampler_cls = slice_sampler()
     area.tree_factory = reference_trees()  # issue #31: impls.segment_tree as a user builds it
+    # the drop-in buffer classes (impls/prioritized_buffers.py), as TorchRL's examples build them
+    from impls import PrioritizedReplayBuffer, TensorDictPrioritizedReplayBuffer
+
+    area.example_classes = {"PrioritizedReplayBuffer": PrioritizedReplayBuffer,
+                            "TensorDictPrioritizedReplayBuffer": TensorDictPrioritizedReplayBuffer}
     return area
 
 

@@ -159,6 +159,48 @@ class PrioritizedReplayArea:
         if self.has_within_buffer:
             kwargs["max_priority_within_buffer"] = False
         return _Buffer(self, kwargs, capacity, 1, device)
+    # -- conformance.interface.PrioritizedCheckpoints: the sampler's own dumps/loads and
+    # state_dict/load_state_dict, as ReplayBuffer.dumps/loads and state_dict call them
+    def dump_sampler(self, buffer, path):
+        with quiet():
+            buffer.sampler.dumps(path)
+
+    def load_sampler(self, buffer, path):
+        with quiet():
+            buffer.sampler.loads(path)
+        buffer.alpha = buffer.sampler.alpha  # the checkpoint's (for default_priority's inverse)
+
+    def sampler_state(self, buffer):
+        with quiet():
+            return buffer.sampler.state_dict()
+
+    def load_sampler_state(self, buffer, state):
+        with quiet():
+            buffer.sampler.load_state_dict(state)
+        buffer.alpha = buffer.sampler.alpha
+
+    # -- conformance.interface.PrioritizedBufferClasses: the buffer classes TorchRL's examples
+    # build ({name: class}, set by make; None: the capability fails naming what is missing)
+    example_classes = None
+
+    def example_buffer(self, *, kind, capacity, alpha, beta, eps, upper_priority=None,
+                       device=None):
+        self._check_device(device, kind, self.cuda_problem)
+        if device is not None and torch.device(device).type != "cpu":
+            raise Untestable(f"{kind} is checked on the CPU only")
+        cls = (self.example_classes or {}).get(kind)
+        if cls is None:
+            raise AssertionError(f"no {kind} class is known for this implementation")
+        kwargs = dict(alpha=alpha, beta=beta)
+        if eps is not None:  # None: the class's default, as the examples leave it
+            kwargs["eps"] = eps
+        if upper_priority is not None:
+            if "upper_priority" not in keyword_parameters(cls):
+                raise AssertionError(
+                    f"{cls.__module__}.{cls.__name__} has no upper bound on the default "
+                    "priority (pytorch/rl#2210 proposed `_upper_priority`; it was not merged)")
+            kwargs["upper_priority"] = upper_priority
+        return _ExampleBuffer(self, cls, kind, kwargs, capacity)
 
 
 def _storage(capacity, device, **kwargs):
@@ -350,7 +392,16 @@ def make(adapter):
         PrioritizedSampler, default_is_raw=not default_is_transformed(PrioritizedSampler))
     area.slice_sampler_cls = slice_sampler()
     area.tree_factory = torchrl_trees()
+    area.example_classes = example_classes()
     return area
+
+
+def example_classes() -> dict:
+    """TorchRL's prioritized buffer classes (``PrioritizedBufferClasses``), by name."""
+    import torchrl.data
+
+    names = ("PrioritizedReplayBuffer", "TensorDictPrioritizedReplayBuffer")
+    return {n: getattr(torchrl.data, n) for n in names if hasattr(torchrl.data, n)}
 
 
 def slice_sampler():
@@ -402,3 +453,57 @@ class _Tree:
         else:
             got = self.tree.scan_lower_bound(torch.as_tensor(np.asarray(mass, dtype=np.float32)))
         return torch.as_tensor(got).reshape(-1).cpu().numpy().astype(np.int64)
+class _ExampleBuffer(_Buffer):
+    """A buffer built as TorchRL's prioritized examples build theirs: the class itself over a
+    ``LazyTensorStorage``, no sampler argument, TorchRL's defaults; a tensordict buffer's
+    priorities are written as the examples write them, by ``update_tensordict_priority`` from
+    a tensordict holding the indices and the ``td_error``."""
+
+    def __init__(self, area, cls, kind, kwargs, capacity):
+        from torchrl.data import LazyTensorStorage
+
+        self.area, self.kind = area, kind
+        self.alpha, self.eps = kwargs["alpha"], kwargs.get("eps", 1e-8)
+        self.row_width, self.shape = 1, (capacity,)
+        self.requested = torch.device("cpu")
+        self.tensordicts = kind == "TensorDictPrioritizedReplayBuffer"
+        with quiet():
+            self.rb = cls(storage=LazyTensorStorage(capacity), **kwargs)
+        self.next_item = 0
+
+    @property
+    def sampler(self):
+        found = getattr(self.rb, "sampler", None)  # a property in recent releases
+        return found if found is not None else self.rb._sampler
+
+    def extend(self, rows: int) -> np.ndarray:
+        if not self.tensordicts:
+            return super().extend(rows)
+        from tensordict import TensorDict
+
+        items = torch.arange(self.next_item, self.next_item + rows)
+        self.next_item += rows
+        with quiet():
+            return self._flat(self.rb.extend(TensorDict({"item": items}, [rows])))
+
+    def update_priority(self, index, priority) -> None:
+        if not self.tensordicts:
+            return super().update_priority(index, priority)
+        from tensordict import TensorDict
+
+        index = torch.as_tensor(np.asarray(index, dtype=np.int64))
+        td = TensorDict({"index": index, "td_error": torch.as_tensor(
+            np.asarray(priority, dtype=np.float32)).expand(index.shape)}, index.shape)
+        with quiet():
+            self.rb.update_tensordict_priority(td)
+
+    def sample(self, batch_size: int, generator: torch.Generator) -> PrioritizedDraw:
+        if not self.tensordicts:
+            return super().sample(batch_size, generator)
+        self.rb.set_rng(generator)
+        with quiet():
+            td = self.rb.sample(batch_size)
+        return PrioritizedDraw(
+            index=self._flat(td["index"]),
+            item=td["item"].reshape(-1).numpy().astype(np.int64),
+            weight=td["priority_weight"].to(torch.float64).reshape(-1).numpy())
