@@ -35,7 +35,7 @@ class PPOValueClipping:
     def critic_loss(self, *, value_net, observation, old_value, returns, clip_value,
                     clip_epsilon, critic_coeff):
         v = value_net(observation)
-        if clip_value is False:
+        if clip_value is False or clip_value == 0:  # 0: off, as in TorchRL
             return CriticLoss(critic_coeff * ((v - returns) ** 2).mean(), None)
         c = abs(clip_epsilon if clip_value in (True, None) else float(clip_value))
         clipped = old_value + (v - old_value).clamp(-c, c)
@@ -70,7 +70,7 @@ def test_own_test_untouched():
 '''
 
 #: the specs the runs select: a known failure, an unexpected pass, a pass and a failure
-SELECTION = "negative or counterexample or option_is_off or own_test"
+SELECTION = "negative_clip or counterexample or option_is_off or own_test"
 HOST = "test/test_conformance.py::test_conformance"
 
 
@@ -114,6 +114,8 @@ def check_host_run(code: int, output: str) -> None:
             "PASSED",
         f"{HOST}[test_ppo_value_clipping.test_no_clipping_when_option_is_off[clip_value=None]]":
             "FAILED",
+        f"{HOST}[test_ppo_value_clipping.test_no_clipping_when_option_is_off[clip_value=0.0]]":
+            "PASSED",
         "test/test_own.py::test_own_test_untouched": "PASSED",
     }
     assert got == expected, output[-4000:]
@@ -129,11 +131,11 @@ def test_a_host_project_embeds_the_specs_with_its_own_expectations(tmp_path):
     project = make_project(tmp_path / "project")
     code, output = run_host(project, sys.executable, pythonpath=[str(ROOT), str(project)])
     check_host_run(code, output)
-    # one child run, narrowed to the four selected specs, its results kept for the reader
+    # one child run, narrowed to the five selected specs, its results kept for the reader
     children = list((project / "tmp").glob("conformance-*/results.json"))
     assert len(children) == 1, output[-2000:]
     rows = json.loads(children[0].read_text())["rows"]
-    assert len(rows) == 4 and {r["implementation"] for r in rows} == {"IMPL"}
+    assert len(rows) == 5 and {r["implementation"] for r in rows} == {"IMPL"}
 
 
 @pytest.mark.slow
@@ -153,7 +155,7 @@ def test_a_bad_expectations_file_is_the_suites_one_line_in_every_spec(tmp_path):
     code, output = run_host(project, sys.executable, pythonpath=[str(ROOT), str(project)])
     got = outcomes(output)
     assert code == 1 and got.pop("test/test_own.py::test_own_test_untouched") == "PASSED"
-    assert set(got.values()) == {"FAILED"} and len(got) == 4, output[-3000:]
+    assert set(got.values()) == {"FAILED"} and len(got) == 5, output[-3000:]
     assert "exit code 4 and no results" in output and "test_no_such_file.py" in output
 
 

@@ -317,7 +317,7 @@ class PPOValueClipping:
     def critic_loss(self, *, value_net, observation, old_value, returns, clip_value,
                     clip_epsilon, critic_coeff):
         v = value_net(observation)
-        if clip_value is None or clip_value is False:
+        if clip_value is None or clip_value is False or clip_value == 0:
             return CriticLoss(critic_coeff * ((v - returns) ** 2).mean(), None)
         c = clip_epsilon if clip_value is True else float(clip_value)
         if c < 0:

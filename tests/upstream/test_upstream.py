@@ -106,7 +106,7 @@ def test_unresolvable_and_uninstallable_sources_are_not_tested_columns_and_fail(
     fake.write_text("not a zip")
     (tmp_path / "notrl").mkdir()
     proc = _runner(tmp_path, "99.0.0", str(fake), str(tmp_path / "notrl"),
-                   "--pytest-args", "-k 'ppo and negative'")
+                   "--pytest-args", "-k 'ppo and negative_clip'")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
     verdicts = proc.stderr.strip().splitlines()
@@ -148,7 +148,7 @@ def test_broken_checkout_fails_the_gate_with_a_one_line_reason(tmp_path):
     _installed_deps(tmp_path / "work")
     env = {**os.environ, "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}", "PIP_NO_INDEX": "1",
            "PYTHONPATH": str(ROOT), "CALLER_DIR": str(caller), "TORCHRL_REF": "my-branch",
-           "IMPL": "torchrl", "EXPECTATIONS_FILE": "", "PYTEST_ARGS": "-k 'ppo and negative'",
+           "IMPL": "torchrl", "EXPECTATIONS_FILE": "", "PYTEST_ARGS": "-k 'ppo and negative_clip'",
            "GATE_REPORTS": str(tmp_path / "reports")}  # the gate writes its reports only there
     proc = subprocess.run(["bash", str(ROOT / ".ci" / "gate.sh")], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=900)
@@ -199,7 +199,7 @@ def test_git_refs_are_labelled_and_extracted_by_their_commit(tmp_path):
 def test_two_sources_of_one_version_in_one_run_get_two_columns(tmp_path):
     one = _checkout(tmp_path / "a", init="def broken(:\n")
     two = _checkout(tmp_path / "b", init="def broken(:\n")
-    proc = _runner(tmp_path, str(one), str(two), "--pytest-args", "-k 'ppo and negative'")
+    proc = _runner(tmp_path, str(one), str(two), "--pytest-args", "-k 'ppo and negative_clip'")
     assert proc.returncode == 1
     assert [line.split(":")[0] for line in proc.stderr.strip().splitlines()] == [
         "torchrl 0.14.1+checkout", "torchrl 0.14.1+checkout.2"]
