@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -506,6 +507,10 @@ def test_a_wheel_without_its_version_module_is_labelled_by_its_metadata(tmp_path
     assert environment.import_problem(PY, path, tmp_path, "0.10.1") is None
     assert "gave version 0.10.1, not 0.11.1" in environment.import_problem(PY, path, tmp_path,
                                                                              "0.11.1")
+    # without metadata where the source was installed, the fallback version is what imported
+    shutil.rmtree(tmp_path / "torchrl-0.10.1.dist-info")
+    assert "gave version 0.0.0+unknown, not 0.10.1" in environment.import_problem(
+        PY, path, tmp_path, "0.10.1")
 
 
 def test_bug_reports_are_never_rewritten_from_a_partial_column(tmp_path, capsys):
