@@ -5,6 +5,7 @@ passes them all. One suite run covers them."""
 import pytest
 
 from tests.conftest import run_suite
+from tests.mutants import assert_fails_with
 from tests.mutants.prioritized_replay_edges import MUTANTS
 
 pytestmark = pytest.mark.slow
@@ -48,11 +49,7 @@ def test_every_mutant_has_a_case():
 @pytest.mark.parametrize("mutant", list(CASES))
 def test_mutant_fails_the_edge_spec(suite_run, mutant):
     words, specs = CASES[mutant]
-    assert suite_run.results is not None, suite_run.output[-3000:]
-    failing = {r["nodeid"].split("::", 1)[-1]: r["message"]
-               for r in suite_run.rows(implementation=mutant, outcome="fail")}
-    missing = [s for s in specs if words not in failing.get(s, "")]
-    assert not missing, f"{mutant}: not failing with {words!r}: {missing}; failures: {failing}"
+    assert_fails_with(suite_run, mutant, words, specs)
 
 
 def test_the_unmutated_construction_passes(suite_run):
