@@ -17,3 +17,10 @@ def assert_fails_with(suite_run, mutant: str, words: str, specs) -> None:
                for r in suite_run.rows(implementation=mutant, outcome="fail")}
     missing = [s for s in specs if words not in failing.get(s, "")]
     assert not missing, f"{mutant}: not failing with {words!r}: {missing}; failures: {failing}"
+
+
+def assert_unmutated_passes(suite_run, count) -> None:
+    """The construction without an edit ran ``count`` specs and passed every one of them."""
+    rows = suite_run.rows(implementation="UNMUTATED")
+    assert len(rows) == count and all(r["outcome"] == "pass" for r in rows), [
+        (r["nodeid"], r["outcome"], r["message"][:300]) for r in rows]

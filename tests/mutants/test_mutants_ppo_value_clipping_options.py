@@ -5,6 +5,7 @@ passes every spec of the options file and the seed spec's clip_value=0.0 case.""
 import pytest
 
 from tests.conftest import run_suite
+from tests.mutants import assert_unmutated_passes
 from tests.mutants.ppo_value_clipping_options import MUTANTS
 
 pytestmark = pytest.mark.slow
@@ -61,9 +62,7 @@ def test_mutant_fails_its_spec(suite_run, mutant):
 
 
 def test_the_unmutated_construction_passes(suite_run):
-    rows = suite_run.rows(implementation="UNMUTATED")
-    assert len(rows) == 24 and all(r["outcome"] == "pass" for r in rows), [
-        (r["nodeid"], r["outcome"], r["message"][:300]) for r in rows]
+    assert_unmutated_passes(suite_run, 24)
 
 
 def test_an_area_that_always_refuses_fails_the_refusal_specs(suite_run):

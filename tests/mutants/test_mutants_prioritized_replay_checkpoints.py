@@ -5,7 +5,7 @@ passes every checkpoint spec. One suite run covers them."""
 import pytest
 
 from tests.family_mutants import run_mutants
-from tests.mutants import assert_fails_with
+from tests.mutants import assert_fails_with, assert_unmutated_passes
 from tests.mutants.prioritized_replay_checkpoints import CHECKPOINT_MUTANTS, SAMPLER_MUTANTS
 
 pytestmark = pytest.mark.slow
@@ -68,6 +68,4 @@ def test_the_legacy_mutant_reads_current_checkpoints(suite_run):
 
 
 def test_the_unmutated_construction_passes(suite_run):
-    rows = suite_run.rows(implementation="UNMUTATED")
-    assert len(rows) == SPECS and all(r["outcome"] == "pass" for r in rows), [
-        (r["nodeid"], r["outcome"], r["message"][:300]) for r in rows]
+    assert_unmutated_passes(suite_run, SPECS)

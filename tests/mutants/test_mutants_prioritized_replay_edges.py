@@ -5,7 +5,7 @@ passes them all. One suite run covers them."""
 import pytest
 
 from tests.conftest import run_suite
-from tests.mutants import assert_fails_with
+from tests.mutants import assert_fails_with, assert_unmutated_passes
 from tests.mutants.prioritized_replay_edges import MUTANTS
 
 pytestmark = pytest.mark.slow
@@ -53,6 +53,4 @@ def test_mutant_fails_the_edge_spec(suite_run, mutant):
 
 
 def test_the_unmutated_construction_passes(suite_run):
-    rows = suite_run.rows(implementation="UNMUTATED")
-    assert len(rows) == 10 and all(r["outcome"] == "pass" for r in rows), [
-        (r["nodeid"], r["outcome"], r["message"][:300]) for r in rows]
+    assert_unmutated_passes(suite_run, 10)

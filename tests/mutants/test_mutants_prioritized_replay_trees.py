@@ -5,6 +5,7 @@ edit causes; the same construction without an edit passes them. One suite run co
 import pytest
 
 from tests.conftest import run_suite
+from tests.mutants import assert_unmutated_passes
 from tests.mutants.prioritized_replay_trees import MUTANTS
 
 pytestmark = pytest.mark.slow
@@ -54,6 +55,4 @@ def test_mutant_fails_the_tree_spec(suite_run, mutant):
 
 
 def test_the_unmutated_construction_passes(suite_run):
-    rows = suite_run.rows(implementation="UNMUTATED")
-    assert len(rows) == 19 and all(r["outcome"] == "pass" for r in rows), [
-        (r["nodeid"], r["outcome"], r["message"][:300]) for r in rows]
+    assert_unmutated_passes(suite_run, 19)

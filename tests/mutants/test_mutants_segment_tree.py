@@ -5,6 +5,7 @@ without an edit passes it. One suite run covers them all (``--impl`` takes a lis
 import pytest
 
 from tests.conftest import run_suite
+from tests.mutants import assert_unmutated_passes
 from tests.mutants.segment_tree import MUTANTS
 
 pytestmark = pytest.mark.slow
@@ -49,6 +50,4 @@ def test_mutant_fails_the_real_capacity_spec(suite_run, mutant):
 
 
 def test_the_unmutated_construction_passes(suite_run):
-    rows = suite_run.rows(implementation="UNMUTATED")
-    assert len(rows) == 2 and all(r["outcome"] == "pass" for r in rows), [
-        (r["nodeid"], r["outcome"], r["message"][:300]) for r in rows]
+    assert_unmutated_passes(suite_run, 2)
