@@ -99,13 +99,15 @@ def stage(area: str, root: Path = STAGE) -> Path:
     return where
 
 
-def run_area(area: str, max_children: int, resume: bool = False) -> float:
+def run_area(area: str, max_children: int, resume: bool = False,
+             only: list[str] | None = None) -> float:
     """Run mutmut over ``area``; its progress line goes to the terminal. Returns seconds.
 
     Fresh by default: mutmut keeps a mutant's result while the source of *its own function* is
     unchanged, so a result kept across edits can be stale (a mutant of a helper whose caller
     changed, a spec added since). ``resume`` keeps them: for a run that was stopped, with
-    nothing edited since."""
+    nothing edited since. ``only``: mutmut's mutant-name patterns (``impls.m.xǁCǁf__mutmut_*``),
+    to run a part of the area while working on it; the rest is reported as not run."""
     if not resume:
         shutil.rmtree(STAGE / area / "mutants", ignore_errors=True)
     where = stage(area)
@@ -114,7 +116,7 @@ def run_area(area: str, max_children: int, resume: bool = False) -> float:
     print(f"mutation: {area}: mutmut run in {where.relative_to(ROOT)}", flush=True)
     start = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children",
-                           str(max_children)], cwd=where, env=env)
+                           str(max_children), *(only or [])], cwd=where, env=env)
     seconds = time.monotonic() - start
     if proc.returncode not in (0, 1):
         raise SystemExit(f"mutation: mutmut failed on {area} (exit {proc.returncode})")
@@ -216,8 +218,20 @@ def summary(rows: list[dict]) -> dict:
     return counts
 
 
+def _kept_seconds(seconds: dict[str, float]) -> dict[str, float]:
+    """This run's seconds per area, over those the last report recorded: a run of one area
+    keeps the time of the others, whose results it also keeps (None: unknown, a partial run)."""
+    try:
+        last = json.loads(REPORT_JSON.read_text())["areas"]
+    except (OSError, ValueError, KeyError):
+        last = {}
+    kept = {a: d.get("seconds") for a, d in last.items() if d.get("seconds") is not None}
+    return {**kept, **seconds}
+
+
 def write_report(areas: list[str], seconds: dict[str, float]) -> dict:
     table = classified()
+    seconds = _kept_seconds(seconds)
     report = {"tool": _mutmut_version(), "areas": {}}
     for area in AREAS:
         rows = results_of(area)
@@ -293,12 +307,20 @@ def main(argv: list[str] | None = None) -> int:
                         help="keep the results of a stopped run (only if nothing was edited since)")
     parser.add_argument("--report-only", action="store_true",
                         help="write the report from the staging copies' results, run nothing")
+    parser.add_argument("--only", action="append", metavar="PATTERN",
+                        help="run only the mutants whose mutmut name matches (repeatable, '*' "
+                             "wildcards, e.g. 'impls.prioritized_replay.xǁPrioritizedSamplerǁ"
+                             "_unique__mutmut_*'); with one --area")
     args = parser.parse_args(argv)
     areas = args.area or list(AREAS)
+    if args.only and len(areas) != 1:
+        parser.error("--only needs exactly one --area")
     seconds = {}
     if not args.report_only:
         for area in areas:
-            seconds[area] = run_area(area, args.max_children, args.resume)
+            seconds[area] = run_area(area, args.max_children, args.resume, args.only)
+        if args.only:  # a partial run's time is not the area's, nor is the last full run's
+            seconds = {area: None for area in areas}
     report = write_report(areas, seconds)
     unclassified = sum(report["areas"][a]["summary"]["unclassified"] for a in areas)
     scores = {a: report["areas"][a]["summary"]["score"] for a in areas}
