@@ -220,9 +220,10 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def default_expectations(source: Source) -> list[str]:
-    """A nightly's file; for a git ref, its release's file when there is one, else the
-    nightly's; none for the rest (pytest picks a release's own file by its version)."""
-    if source.kind == "git":
+    """A nightly's file; for a git ref or a checkout (a development tree), its release's file
+    when there is one, else the nightly's; none for the rest (pytest picks a release's own file
+    by its version)."""
+    if source.kind in ("git", "checkout"):
         own = ROOT / "conformance" / "expectations" / f"torchrl-{source.version}.txt"
         return [str(own if own.is_file() else NIGHTLY_EXPECTATIONS)]
     return [str(NIGHTLY_EXPECTATIONS)] if source.kind == "nightly" else []

@@ -197,6 +197,10 @@ def test_git_sources_are_judged_against_expectations():
     assert runner.default_expectations(git) == [str(runner.NIGHTLY_EXPECTATIONS)]
     tagged = sources.Source("git:x@v0.14.1", "git", "0.14.1", commit="a" * 40)
     assert runner.default_expectations(tagged)[0].endswith("torchrl-0.14.1.txt")
+    # a checkout of main is a development tree too: without this it was judged against no
+    # expectations at all (every known bug read as a regression)
+    checkout = sources.Source("/work/rl", "checkout", "0.14.0")
+    assert runner.default_expectations(checkout) == [str(runner.NIGHTLY_EXPECTATIONS)]
 
 
 def test_watch_dates_are_dates_and_its_state_is_checked():
