@@ -41,16 +41,24 @@ def _shared_for(version: str, shared: Path) -> list[ef.Entry]:
     return ef.entries_for(ef.read(shared), version, f"for {version}")
 
 
+def _failure(entry: ef.Entry) -> str:
+    """The known entry's failure clause, copied with it: without it a copied entry would accept
+    any failure of the test, also one with another cause than the reason names."""
+    return f" | {entry.failure}" if entry.failure else ""
+
+
 def _lines(kind: str, spec: str, rows: list[dict], known: list[ef.Entry]) -> list[str]:
     marker = "untestable: " if kind == ef.UNTESTABLE else ""
     covering = [next((e for e in known if e.kind == kind and r["nodeid"].startswith(e.prefix)),
                      None) for r in rows]
     if covering[0] is not None and all(c is covering[0] for c in covering):
-        return [f"{marker}{spec} | {covering[0].reason} | {covering[0].link}"]
+        return [f"{marker}{spec} | {covering[0].reason} | {covering[0].link}"
+                f"{_failure(covering[0])}"]
     lines = []
     for row, entry in zip(rows, covering, strict=True):
         if entry is not None:
-            lines.append(f"{marker}{row['nodeid']} | {entry.reason} | {entry.link}")
+            lines.append(f"{marker}{row['nodeid']} | {entry.reason} | {entry.link}"
+                         f"{_failure(entry)}")
         else:
             message = row["message"].splitlines()[0][:160] if row["message"] else ""
             lines.append(f"{marker}{row['nodeid']} | REVIEW: {message} | TODO")

@@ -293,6 +293,9 @@ def test_draft_copies_known_reasons_and_flags_the_rest(tmp_path):
     lines = draft_expectations.draft(results, [known])
     assert "include torchrl.txt for 0.15.0" in lines  # the folded form
     assert f"{SPEC}::test_negative_clip_value_is_rejected | clip_value is not validated" in "\n".join(lines)
+    # the known entry's failure clause comes with it: a copy without it would accept any failure
+    copied = next(line for line in lines if "test_negative_clip_value_is_rejected" in line)
+    assert copied.endswith("| raises AssertionError matching a negative clip_value was accepted")
     flagged = [line for line in lines if "REVIEW" in line]
     assert flagged == [
         f"{SPEC}::test_true_means_clip_epsilon[torchrl-eps=0.3] | REVIEW: boom | TODO",
