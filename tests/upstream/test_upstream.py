@@ -282,7 +282,8 @@ NEG = f"{SPEC}::test_negative_clip_value_is_rejected[torchrl]"
 def test_draft_copies_known_reasons_and_flags_the_rest(tmp_path):
     results = _results_file(
         tmp_path, "0.15.0",
-        {"nodeid": NEG, "outcome": "fail", "message": "x"},
+        {"nodeid": NEG, "outcome": "fail",
+         "message": "AssertionError: a negative clip_value was accepted"},
         {"nodeid": f"{SPEC}::test_true_means_clip_epsilon[torchrl-eps=0.3]", "outcome": "fail",
          "message": "boom"},
         {"nodeid": f"{SPEC}::test_true_means_clip_epsilon[torchrl-eps=0.125]", "outcome": "pass",
@@ -305,6 +306,24 @@ def test_draft_copies_known_reasons_and_flags_the_rest(tmp_path):
     drafted.write_text("\n".join(lines))
     with pytest.raises(exp.ExpectationsError, match="upstream link"):
         exp.parse(drafted, frozenset({"torchrl"}))  # unreviewed drafts cannot be used
+
+
+def test_draft_copies_a_known_reason_only_for_the_failure_it_describes(tmp_path):
+    """The same test failing another way on another release has another cause: found when
+    0.5.0's checkpoint specs, failing on the double transform, got 0.14.1's reasons."""
+    known = tmp_path / "torchrl-0.14.1.txt"
+    known.write_text(f"{NEG} | clip_value is not validated | https://example.org/1 | raises "
+                     "AssertionError matching a negative clip_value was accepted\n")
+    results = _results_file(tmp_path, "0.15.0", {
+        "nodeid": NEG, "outcome": "fail", "message": "TypeError: cannot assign 'float'"})
+    lines = draft_expectations.draft(results, [known], shared=tmp_path / "none.txt")
+    assert f"{NEG} | REVIEW: TypeError: cannot assign 'float' | TODO" in lines
+    results = _results_file(tmp_path, "0.15.0", {
+        "nodeid": NEG, "outcome": "fail",
+        "message": "AssertionError: a negative clip_value was accepted\n  parameters: x"})
+    lines = draft_expectations.draft(results, [known], shared=tmp_path / "none.txt")
+    assert any(line.startswith(f"{SPEC}::test_negative_clip_value_is_rejected | clip_value is "
+                               "not validated") for line in lines)
 
 
 def test_draft_leaves_out_what_the_shared_file_already_covers_for_the_version(tmp_path):
