@@ -30,7 +30,7 @@ import torch
 from conformance import capabilities, device
 from conformance._assertions import assert_close, message
 from conformance.oracles.prioritized_replay import ReplayModel
-from conformance.test_prioritized_replay import Run, _filled, _short, grid
+from conformance.test_prioritized_replay import Run, _filled, _short
 from conformance.test_prioritized_replay_buffer_classes import HistoricalModel
 
 ALPHA, BETA, EPS = 0.6, 0.4, 1e-3

@@ -66,6 +66,7 @@ from conformance.interface.ppo_value_clipping import (
 )
 from conformance.interface.prioritized_replay import (
     EXAMPLE_BUFFER_KINDS,
+    SAMPLER_BUFFER_KINDS,
     PrioritizedBuffer,
     PrioritizedBufferClasses,
     PrioritizedCheckpoints,
@@ -76,7 +77,6 @@ from conformance.interface.prioritized_replay import (
     PrioritizedSamplerTree,
     PrioritizedSlices,
     PrioritizedTrees,
-    SAMPLER_BUFFER_KINDS,
     SegmentTreeHandle,
 )
 from conformance.interface.sac_done_states import (
