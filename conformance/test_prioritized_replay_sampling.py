@@ -195,8 +195,13 @@ def _check_draw(run: Run, draw, mass: np.ndarray, what: str, dtype=np.float32) -
     bounds = np.cumsum(q)
     expected = np.searchsorted(bounds, mass, side="right")
     near = np.abs(mass[:, None] - bounds[None, :]).min(1) <= BOUNDARY_RTOL * bounds[-1]
-    wrong = (index != expected) & ~near
     params = run.params(batch=len(mass))
+    if index.shape != mass.shape:
+        raise AssertionError(message(
+            "sampled indices of a one-dimensional storage are not one vector of indices",
+            params=params, expected=f"shape {mass.shape}", actual=f"shape {index.shape}",
+            link=SAMPLER_DOCS))
+    wrong = (index != expected) & ~near
     if len(index) != len(mass) or wrong.any():
         first = int(np.flatnonzero(wrong)[0]) if wrong.any() else 0
         raise AssertionError(message(
@@ -299,3 +304,24 @@ def test_initial_priority_is_the_first_default(keywords, initial):
     run.update([0], [2.0])
     run.extend(1, check=False)
     _check_state(run, "after a priority of 2")
+
+
+def test_zero_mass_is_refused_with_torchrls_error(keywords):
+    """eps = 0 and every priority 0 (no item has any probability): ``sample`` raises
+    TorchRL's ``RuntimeError("non-positive p_sum")``, the error a drop-in's users already
+    handle and match."""
+    run = _keyword_run(keywords, {"eps": 0.0}, model=HistoricalModel(CAPACITY, ALPHA, BETA, 0.0))
+    _fill(run, [0.0] * 4)
+    try:
+        keywords.draw(run.buf, 8)
+    except Exception as exc:  # noqa: BLE001 - the type and the words are the spec
+        if type(exc) is RuntimeError and str(exc) == "non-positive p_sum":
+            return
+        raise AssertionError(message(
+            "the refusal to sample a buffer of total priority 0 is not TorchRL's",
+            params=run.params(batch=8), expected="RuntimeError: non-positive p_sum",
+            actual=f"{type(exc).__name__}: {exc}", link=SAMPLER_DOCS)) from exc
+    raise AssertionError(message(
+        "sample() of a buffer whose every q = (0 + 0)^alpha is 0 returned draws",
+        params=run.params(batch=8), expected="RuntimeError: non-positive p_sum",
+        actual="draws", link=SAMPLER_DOCS))

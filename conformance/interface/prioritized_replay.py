@@ -241,5 +241,7 @@ class PrioritizedSamplerKeywords(Protocol):
     def draw(self, buffer: PrioritizedBuffer, batch_size: int) -> PrioritizedDraw:
         """``batch_size`` items of ``buffer`` (one made by ``sampler_buffer``) drawn without
         handing it a generator: its own, else the library's default random stream. The weights
-        come in the dtype the library returns them in (numpy), not converted."""
+        come in the dtype the library returns them in (numpy), not converted; the indices as
+        the library returns them (a tuple of one tensor per storage dimension is stacked on a
+        last axis), not flattened."""
         ...

@@ -12,6 +12,8 @@ and no earlier spec noticed:
 - ``NUMPY_MASS_FROM_ONE``: numpy's masses start at 1 instead of 0;
 - ``NEGATIVE_EPS_ACCEPTED``: a negative ``eps`` is accepted;
 - ``INITIAL_ZERO_REFUSED``: ``initial_priority = 0`` is refused;
+- ``ZERO_MASS_WORDS``: a buffer of total priority 0 is refused in other words than TorchRL's;
+- ``INDEX_AS_TUPLE``: the indices of a one-dimensional storage come as a tuple of one tensor;
 - ``SWAP_DROPS_GENERATOR`` (``impls/prioritized_buffers.py``): the buffer classes' sampler
   loses the ``generator=`` the buffer was built with.
 """
@@ -35,6 +37,9 @@ SAMPLER = {
                             "np.random.uniform(1.0, total, size=batch_size)"),
     "NEGATIVE_EPS_ACCEPTED": ("        if eps < 0:\n", "        if eps < -1:\n"),
     "INITIAL_ZERO_REFUSED": ("if not initial_priority >= 0:", "if not initial_priority > 0:"),
+    "ZERO_MASS_WORDS": ('raise RuntimeError("non-positive p_sum")',
+                        'raise RuntimeError("NON-POSITIVE P_SUM")'),
+    "INDEX_AS_TUPLE": ("        if storage.ndim > 1:\n", "        if storage.ndim >= 1:\n"),
 }
 BUFFERS = {
     "SWAP_DROPS_GENERATOR": ('    sampler._rng = getattr(old, "_rng", None)\n',

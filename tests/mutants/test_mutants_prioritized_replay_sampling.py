@@ -12,7 +12,7 @@ pytestmark = pytest.mark.slow
 
 SPEC = "conformance/test_prioritized_replay_sampling.py"
 MODULE = "tests.mutants.prioritized_replay_sampling"
-SPECS_IN_FILE = 14
+SPECS_IN_FILE = 15
 
 # mutant -> (words of its failure, the specs (node id tails) that must fail with them)
 CASES = {
@@ -37,6 +37,10 @@ CASES = {
         "test_a_negative_keyword_is_refused_naming_it[NEGATIVE_EPS_ACCEPTED-eps=-0.5]"]),
     "INITIAL_ZERO_REFUSED": ("initial_priority must be >= 0", [
         "test_initial_priority_is_the_first_default[INITIAL_ZERO_REFUSED-initial_priority=0]"]),
+    "ZERO_MASS_WORDS": ("is not TorchRL's", [
+        "test_zero_mass_is_refused_with_torchrls_error[ZERO_MASS_WORDS]"]),
+    "INDEX_AS_TUPLE": ("not one vector of indices", [
+        "test_sampler_defaults_are_torchrls[INDEX_AS_TUPLE]"]),
     "SWAP_DROPS_GENERATOR": ("draws do not follow the buffer's own generator", [
         "test_a_buffers_own_generator_sets_its_draws"
         "[SWAP_DROPS_GENERATOR-TensorDictPrioritizedReplayBuffer]"]),

@@ -237,7 +237,9 @@ class PrioritizedReplayArea:
             else:
                 item, info = buffer.rb.sample(batch_size, return_info=True)
                 index, weight = info["index"], info.get("priority_weight", info.get("_weight"))
-        return PrioritizedDraw(index=buffer._flat(index),
+        if isinstance(index, tuple):  # one tensor per storage dimension: stacked, not flattened
+            index = torch.stack([torch.as_tensor(i) for i in index], -1)
+        return PrioritizedDraw(index=torch.as_tensor(index).cpu().numpy().astype(np.int64),
                                item=torch.as_tensor(item).reshape(-1).cpu().numpy().astype(np.int64),
                                weight=torch.as_tensor(weight).reshape(-1).cpu().numpy())
 
