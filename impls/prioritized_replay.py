@@ -131,7 +131,7 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         self._sum_tree = _Channel(self._tree, _Q)
         # raw priority per slot, +inf where no item is stored
         self._raw = torch.full((self._max_capacity,), math.inf, dtype=torch.float64)
-        self._historical = torch.tensor(-math.inf, dtype=torch.float64)
+        self._historical = self._raw.new_full((), -math.inf)  # float64, as _raw
         # scratch for finding repeated indices in O(batch) (only entries just written are read)
         self._last_position = torch.zeros(self._max_capacity, dtype=torch.long)
         self._positions = torch.arange(self._max_capacity)
