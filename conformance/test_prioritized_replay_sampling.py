@@ -325,3 +325,25 @@ def test_zero_mass_is_refused_with_torchrls_error(keywords):
         "sample() of a buffer whose every q = (0 + 0)^alpha is 0 returned draws",
         params=run.params(batch=8), expected="RuntimeError: non-positive p_sum",
         actual="draws", link=SAMPLER_DOCS))
+
+
+REDUCTIONS = {"max": np.max, "mean": np.mean, "min": np.min}
+
+
+@pytest.mark.parametrize("reduction", [None, "mean", "min"],
+                         ids=lambda r: f"reduction={r or 'default'}")
+def test_td_error_rows_reduce_by_the_samplers_reduction(keywords, reduction):
+    """A ``TensorDictReplayBuffer`` holding ``PrioritizedSampler(..., reduction=...)`` (left
+    out: TorchRL's default ``"max"``): a ``td_error`` of three columns per item (a loss over
+    several heads or time steps) becomes one priority per item, the row's max, mean or min,
+    and the tree holds ((row reduced) + eps)^alpha. Seeded (48)."""
+    options = {"eps": EPS} if reduction is None else {"eps": EPS, "reduction": reduction}
+    run = _keyword_run(keywords, options, kind="TensorDictReplayBuffer")
+    run.extend(6, check=False)
+    td_error = np.random.default_rng(48).integers(1, 640, (6, 3)) / 64.0
+    keywords.update_td_error(run.buf, np.arange(6), td_error)
+    reduced = REDUCTIONS[reduction or "max"](td_error, axis=1)
+    run.model.update(np.arange(6), reduced)
+    run.log.append(f"update_tensordict_priority(td_error {td_error.shape}, reduced by "
+                   f"{reduction or 'the default, max'})")
+    _check_state(run, f"after a td_error of three columns (reduction={reduction or 'default'})")

@@ -219,7 +219,8 @@ class PrioritizedBufferClasses(Protocol):
 
 #: the buffers of ``PrioritizedSamplerKeywords.sampler_buffer``: a ``ReplayBuffer`` holding the
 #: sampler built with the keywords given, or the tensordict class that builds its own
-SAMPLER_BUFFER_KINDS = ("ReplayBuffer", "TensorDictPrioritizedReplayBuffer")
+SAMPLER_BUFFER_KINDS = ("ReplayBuffer", "TensorDictReplayBuffer",
+                        "TensorDictPrioritizedReplayBuffer")
 
 
 class PrioritizedSamplerKeywords(Protocol):
@@ -232,10 +233,20 @@ class PrioritizedSamplerKeywords(Protocol):
                        ) -> PrioritizedBuffer:
         """An empty buffer over ``LazyTensorStorage(capacity)`` on the CPU. ``kind``
         ``"ReplayBuffer"``: ``ReplayBuffer(storage=..., sampler=PrioritizedSampler(capacity,
-        alpha, beta, **options), generator=generator)``; ``"TensorDictPrioritizedReplayBuffer"``:
-        that class built with ``alpha=, beta=, storage=, generator=`` and ``**options`` (its
-        items are tensordicts). ``generator=None``: not passed. A keyword the class does not
-        take raises AssertionError naming it; a value the class refuses raises its own error."""
+        alpha, beta, **options), generator=generator)``; ``"TensorDictReplayBuffer"``: the same
+        with that class (its items are tensordicts, its priorities written by
+        ``update_tensordict_priority`` from ``td_error``); ``"TensorDictPrioritizedReplayBuffer"``:
+        that class built with ``alpha=, beta=, storage=, generator=`` and ``**options`` (items
+        and priorities as the previous one). ``generator=None``: not passed. A keyword the
+        class does not take raises AssertionError naming it; a value the class refuses raises
+        its own error."""
+        ...
+
+    def update_td_error(self, buffer: PrioritizedBuffer, index: np.ndarray,
+                        td_error: np.ndarray) -> None:
+        """(tensordict kinds) ``buffer.update_tensordict_priority`` of a tensordict of batch
+        ``[n]`` holding ``index`` ``[n]`` and ``td_error`` ``[n]`` or ``[n, k]`` (float32), as a
+        loss writes it: the buffer reduces each row to one priority."""
         ...
 
     def draw(self, buffer: PrioritizedBuffer, batch_size: int) -> PrioritizedDraw:

@@ -14,6 +14,8 @@ and no earlier spec noticed:
 - ``INITIAL_ZERO_REFUSED``: ``initial_priority = 0`` is refused;
 - ``ZERO_MASS_WORDS``: a buffer of total priority 0 is refused in other words than TorchRL's;
 - ``INDEX_AS_TUPLE``: the indices of a one-dimensional storage come as a tuple of one tensor;
+- ``REDUCTION_DEFAULT_UNKNOWN``: the default ``reduction`` is a name TorchRL's buffers do not
+  know (``"MAX"``), so a tensordict buffer cannot reduce its ``td_error``;
 - ``SWAP_DROPS_GENERATOR`` (``impls/prioritized_buffers.py``): the buffer classes' sampler
   loses the ``generator=`` the buffer was built with.
 """
@@ -40,6 +42,8 @@ SAMPLER = {
     "ZERO_MASS_WORDS": ('raise RuntimeError("non-positive p_sum")',
                         'raise RuntimeError("NON-POSITIVE P_SUM")'),
     "INDEX_AS_TUPLE": ("        if storage.ndim > 1:\n", "        if storage.ndim >= 1:\n"),
+    "REDUCTION_DEFAULT_UNKNOWN": ('        reduction: str = "max",\n',
+                                  '        reduction: str = "MAX",\n'),
 }
 BUFFERS = {
     "SWAP_DROPS_GENERATOR": ('    sampler._rng = getattr(old, "_rng", None)\n',

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.slow
 
 SPEC = "conformance/test_prioritized_replay_sampling.py"
 MODULE = "tests.mutants.prioritized_replay_sampling"
-SPECS_IN_FILE = 15
+SPECS_IN_FILE = 18
 
 # mutant -> (words of its failure, the specs (node id tails) that must fail with them)
 CASES = {
@@ -41,6 +41,9 @@ CASES = {
         "test_zero_mass_is_refused_with_torchrls_error[ZERO_MASS_WORDS]"]),
     "INDEX_AS_TUPLE": ("not one vector of indices", [
         "test_sampler_defaults_are_torchrls[INDEX_AS_TUPLE]"]),
+    "REDUCTION_DEFAULT_UNKNOWN": ("Unknown reduction method MAX", [
+        "test_td_error_rows_reduce_by_the_samplers_reduction"
+        "[REDUCTION_DEFAULT_UNKNOWN-reduction=default]"]),
     "SWAP_DROPS_GENERATOR": ("draws do not follow the buffer's own generator", [
         "test_a_buffers_own_generator_sets_its_draws"
         "[SWAP_DROPS_GENERATOR-TensorDictPrioritizedReplayBuffer]"]),

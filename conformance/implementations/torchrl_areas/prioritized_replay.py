@@ -210,24 +210,35 @@ class PrioritizedReplayArea:
         self._check_device(device, kind, self.cuda_problem)
         if device is not None and torch.device(device).type != "cpu":
             raise Untestable(f"{kind} with the sampler's keywords is checked on the CPU only")
-        if kind == "ReplayBuffer":
-            cls = self.sampler_cls
+        if kind in ("ReplayBuffer", "TensorDictReplayBuffer"):
+            cls = self.sampler_cls  # the options go to the sampler, the generator to the buffer
         else:
             cls = (self.example_classes or {}).get(kind)
             if cls is None:
                 raise AssertionError(f"no {kind} class is known for this implementation")
-        wanted = [*options, *(["generator"] if generator is not None and kind != "ReplayBuffer"
-                              else [])]
+        wanted = [*options, *(["generator"] if generator is not None and cls is not
+                              self.sampler_cls else [])]
         missing = [k for k in wanted if k not in keyword_parameters(cls)]
         if missing:
             raise AssertionError(f"{cls.__module__}.{cls.__name__} takes no keyword "
                                  f"{', '.join(map(repr, missing))}")
         if kind == "ReplayBuffer":
             return _KeywordBuffer(self, capacity, alpha, beta, options, generator)
+        if kind == "TensorDictReplayBuffer":
+            return _KeywordTensorDictBuffer(self, capacity, alpha, beta, options, generator)
         kwargs = dict(alpha=alpha, beta=beta, **options)
         if generator is not None:
             kwargs["generator"] = generator
         return _ExampleBuffer(self, cls, kind, kwargs, capacity)
+
+    def update_td_error(self, buffer, index, td_error):
+        from tensordict import TensorDict
+
+        index = torch.as_tensor(np.asarray(index, dtype=np.int64))
+        td = TensorDict({"index": index, "td_error": torch.as_tensor(
+            np.asarray(td_error, dtype=np.float32))}, index.shape)
+        with quiet():
+            buffer.rb.update_tensordict_priority(td)
 
     def draw(self, buffer, batch_size):
         with quiet():
@@ -565,4 +576,24 @@ class _KeywordBuffer(_Buffer):
             self.sampler = area.sampler_cls(capacity, alpha, beta, **options)
             self.rb = ReplayBuffer(storage=LazyTensorStorage(capacity), sampler=self.sampler,
                                    **extra)
+        self.next_item = 0
+
+
+class _KeywordTensorDictBuffer(_ExampleBuffer):
+    """A ``TensorDictReplayBuffer`` over a CPU ``LazyTensorStorage`` holding the sampler built
+    with exactly the keywords given; items and priorities as the example tensordict buffer's."""
+
+    def __init__(self, area, capacity, alpha, beta, options, generator):
+        from torchrl.data import LazyTensorStorage, TensorDictReplayBuffer
+
+        self.area, self.kind = area, "TensorDictReplayBuffer"
+        self.alpha, self.eps = alpha, options.get("eps", 1e-8)
+        self.row_width, self.shape = 1, (capacity,)
+        self.requested = torch.device("cpu")
+        self.tensordicts = True
+        extra = {} if generator is None else {"generator": generator}
+        with quiet():
+            sampler = area.sampler_cls(capacity, alpha, beta, **options)
+            self.rb = TensorDictReplayBuffer(storage=LazyTensorStorage(capacity),
+                                             sampler=sampler, **extra)
         self.next_item = 0
