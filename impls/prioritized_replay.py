@@ -59,6 +59,8 @@ _EMPTY_STORAGE_ERROR = "Cannot sample from an empty storage."
 
 
 _Q, _Q_MIN, _NEG_P = 0, 1, 2  # channels of the sampler's tree (_NEG_P: within-buffer max only)
+#: the per-slot tensors beside the tree, moved with it (``PrioritizedSampler._to``)
+_STATE = ("_raw", "_historical", "_last_position", "_positions")
 
 
 class PrioritizedSampler(_TorchRLPrioritizedSampler):
@@ -124,17 +126,23 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
 
     # ------------------------------------------------------------------------------- state
     def _init(self) -> None:
-        device = self._device or torch.device("cpu")
         ops = ("sum", "min", "min") if self._max_priority_within_buffer else ("sum", "min")
-        self._tree = SegmentTree(self._max_capacity, ops, device=device)
+        self._tree = SegmentTree(self._max_capacity, ops)
         self._sum_tree = _Channel(self._tree, _Q)
         # raw priority per slot, +inf where no item is stored
-        self._raw = torch.full((self._max_capacity,), math.inf, dtype=torch.float64,
-                               device=device)
-        self._historical = torch.tensor(-math.inf, dtype=torch.float64, device=device)
+        self._raw = torch.full((self._max_capacity,), math.inf, dtype=torch.float64)
+        self._historical = self._raw.new_full((), -math.inf)  # float64, as _raw
         # scratch for finding repeated indices in O(batch) (only entries just written are read)
-        self._last_position = torch.zeros(self._max_capacity, dtype=torch.long, device=device)
-        self._positions = torch.arange(self._max_capacity, device=device)
+        self._last_position = torch.zeros(self._max_capacity, dtype=torch.long)
+        self._positions = torch.arange(self._max_capacity)
+        # built on the CPU and moved in one place (_to), shared with a storage's device
+        self._to(self._device or self.device)
+
+    def _to(self, device: torch.device) -> None:
+        """Move the tree and every per-slot tensor to ``device`` (a no-op where they are)."""
+        self._tree.to(device)
+        for name in _STATE:
+            setattr(self, name, getattr(self, name).to(device))
 
     def _empty(self) -> None:
         self._init()
@@ -152,11 +160,7 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
             return
         device = torch.device(device)
         if device.type == "cuda" and device != self.device:
-            self._tree.to(device)
-            self._raw = self._raw.to(device)
-            self._historical = self._historical.to(device)
-            self._last_position = self._last_position.to(device)
-            self._positions = self._positions.to(device)
+            self._to(device)
 
     @property
     def alpha(self) -> float:
@@ -378,23 +382,16 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         self._maybe_init_from_storage(storage)
         if len(storage) == 0:
             raise RuntimeError(_EMPTY_STORAGE_ERROR)
-        rng = self._rng
-        if self.device.type == "cpu" and (rng is None or rng.device.type == "cpu"):
+        if self.device.type == "cpu":  # host numbers: free here, and upstream's refusal
             total, q_min = self._tree.levels[-1][: _Q_MIN + 1, 0].tolist()
             if not total > 0:
                 raise RuntimeError("non-positive p_sum")
-            mass = _uniform_mass(batch_size, total, rng)
-            index, q = self._tree._scan(mass, _Q)
-            # upstream's formula and dtype, so that equal q give bitwise-equal weights
-            weight = torch.pow(q.to(self.dtype) / q_min, -self._beta)
-        else:  # no host sync
-            # float32 draws from the generator, as upstream's CUDA path, so that a seeded
-            # generator yields the same stream
-            generator_device = self.device if rng is None else rng.device
-            u = torch.rand(batch_size, device=generator_device, generator=rng)
-            root = self._tree.root
-            index, q = self._tree._scan(u.to(self.device, torch.float64).mul_(root[_Q]), _Q)
-            weight = (q / root[_Q_MIN]).pow_(-self._beta).to(self.dtype)
+        else:  # 0-d tensors on the device: no host sync
+            total, q_min = self._tree.root[: _Q_MIN + 1]
+        mass = _uniform_mass(batch_size, total, self._rng, self.device)
+        index, q = self._tree._scan(mass, _Q)
+        # upstream's formula and dtype, so that equal q give bitwise-equal weights
+        weight = torch.pow(q.to(self.dtype) / q_min, -self._beta)
         if storage.ndim > 1:
             index = _unravel(index, tuple(storage.shape))
         return index, {"priority_weight": weight}
@@ -483,16 +480,18 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         self.load_state_dict(checkpoint.read_torchrl_files(path, metadata, raw))
 
 
-def _uniform_mass(batch_size: int, total: float, rng) -> torch.Tensor:
-    """``batch_size`` masses uniform on ``[0, total)``, drawn from the same random stream as
-    ``torchrl.data.PrioritizedSampler`` on CPU: numpy's global generator when the buffer has no
-    generator of its own (``np.random.uniform``), else float32 draws of the buffer's torch
-    generator scaled by the total. With the same seeds and the same priorities, both samplers
+def _uniform_mass(batch_size: int, total, rng, device: torch.device) -> torch.Tensor:
+    """``batch_size`` float64 masses uniform on ``[0, total)`` on ``device``, drawn from the same
+    random stream as ``torchrl.data.PrioritizedSampler``: numpy's global generator on the CPU
+    when the buffer has no generator of its own (``np.random.uniform``), else float32 draws of
+    the buffer's torch generator (or, on an accelerator without one, torch's default generator
+    there), scaled by the total. With the same seeds and the same priorities, both samplers
     therefore draw the same masses; they pick the same items unless a mass falls within
-    rounding of a boundary between two items (TorchRL's float32 trees vs float64 here)."""
-    if rng is None:
+    rounding of a boundary between two items (TorchRL's float32 trees vs float64 here). A
+    generator on another device than the tree is refused by torch, as upstream."""
+    if rng is None and device.type == "cpu":
         return torch.from_numpy(np.random.uniform(0.0, total, size=batch_size))
-    return torch.rand(batch_size, generator=rng).to(torch.float64).mul_(total)
+    return torch.rand(batch_size, device=device, generator=rng).to(torch.float64).mul_(total)
 
 
 def _unravel(index: torch.Tensor, shape: tuple[int, ...]) -> tuple[torch.Tensor, ...]:

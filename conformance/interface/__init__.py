@@ -66,12 +66,14 @@ from conformance.interface.ppo_value_clipping import (
 )
 from conformance.interface.prioritized_replay import (
     EXAMPLE_BUFFER_KINDS,
+    SAMPLER_BUFFER_KINDS,
     PrioritizedBuffer,
     PrioritizedBufferClasses,
     PrioritizedCheckpoints,
     PrioritizedDraw,
     PrioritizedHistorical,
     PrioritizedReplay,
+    PrioritizedSamplerKeywords,
     PrioritizedSamplerTree,
     PrioritizedSlices,
     PrioritizedTrees,
@@ -105,7 +107,9 @@ CAPABILITIES: dict[str, dict[str, type]] = {
                            # checkpoints in TorchRL's formats; the buffer classes as TorchRL's
                            # examples build them
                            "dump_sampler": PrioritizedCheckpoints,
-                           "example_buffer": PrioritizedBufferClasses},
+                           "example_buffer": PrioritizedBufferClasses,
+                           # the sampler's own keywords and the buffer's own generator
+                           "sampler_buffer": PrioritizedSamplerKeywords},
     "sac_done_states": {"batch_around_loss": SACCallerBatch},
 }
 
@@ -126,9 +130,11 @@ __all__ = [
     "CompositeLogProbWithSum", "CompositeLogProbs", "CompositePPOChanged", "CompositePPOStep",
     "CriticLoss", "CriticReport", "Implementation", "PPOCriticOptions", "PPOLossFamily",
     "PPOValueClipping", "PPO_LOSS_CLASSES", "PROTOCOLS", "PrioritizedBuffer", "PrioritizedDraw",
-    "PrioritizedHistorical", "PrioritizedReplay", "PrioritizedSamplerTree", "PrioritizedSlices",
+    "PrioritizedHistorical", "PrioritizedReplay", "PrioritizedSamplerKeywords",
+    "PrioritizedSamplerTree", "PrioritizedSlices",
     "PrioritizedTrees", "SACBatch", "SACCallerBatch", "SACDoneStates", "SACHeldBatch",
     "SAC_LAYOUTS", "SegmentTreeHandle",
     "SACNetworks", "SACOutcome", "TanhNormalMode", "TanhNormalScore", "Untestable",
 ]
-__all__ += ["EXAMPLE_BUFFER_KINDS", "PrioritizedBufferClasses", "PrioritizedCheckpoints"]
+__all__ += ["EXAMPLE_BUFFER_KINDS", "PrioritizedBufferClasses", "PrioritizedCheckpoints",
+            "SAMPLER_BUFFER_KINDS"]

@@ -215,3 +215,44 @@ class PrioritizedBufferClasses(Protocol):
         without one raises AssertionError naming the class). An area that declares ``devices``
         also receives ``device=``."""
         ...
+
+
+#: the buffers of ``PrioritizedSamplerKeywords.sampler_buffer``: a ``ReplayBuffer`` holding the
+#: sampler built with the keywords given, or the tensordict class that builds its own
+SAMPLER_BUFFER_KINDS = ("ReplayBuffer", "TensorDictReplayBuffer",
+                        "TensorDictPrioritizedReplayBuffer")
+
+
+class PrioritizedSamplerKeywords(Protocol):
+    """§5: the sampler built with TorchRL's keywords as a user passes them (the others left at
+    the class's defaults), in a buffer that may hold its own generator, sampled as a training
+    loop samples it (no generator handed over at each call)."""
+
+    def sampler_buffer(self, *, kind: str, capacity: int, alpha: float, beta: float,
+                       options: dict, generator: torch.Generator | None = None
+                       ) -> PrioritizedBuffer:
+        """An empty buffer over ``LazyTensorStorage(capacity)`` on the CPU. ``kind``
+        ``"ReplayBuffer"``: ``ReplayBuffer(storage=..., sampler=PrioritizedSampler(capacity,
+        alpha, beta, **options), generator=generator)``; ``"TensorDictReplayBuffer"``: the same
+        with that class (its items are tensordicts, its priorities written by
+        ``update_tensordict_priority`` from ``td_error``); ``"TensorDictPrioritizedReplayBuffer"``:
+        that class built with ``alpha=, beta=, storage=, generator=`` and ``**options`` (items
+        and priorities as the previous one). ``generator=None``: not passed. A keyword the
+        class does not take raises AssertionError naming it; a value the class refuses raises
+        its own error."""
+        ...
+
+    def update_td_error(self, buffer: PrioritizedBuffer, index: np.ndarray,
+                        td_error: np.ndarray) -> None:
+        """(tensordict kinds) ``buffer.update_tensordict_priority`` of a tensordict of batch
+        ``[n]`` holding ``index`` ``[n]`` and ``td_error`` ``[n]`` or ``[n, k]`` (float32), as a
+        loss writes it: the buffer reduces each row to one priority."""
+        ...
+
+    def draw(self, buffer: PrioritizedBuffer, batch_size: int) -> PrioritizedDraw:
+        """``batch_size`` items of ``buffer`` (one made by ``sampler_buffer``) drawn without
+        handing it a generator: its own, else the library's default random stream. The weights
+        come in the dtype the library returns them in (numpy), not converted; the indices as
+        the library returns them (a tuple of one tensor per storage dimension is stacked on a
+        last axis), not flattened."""
+        ...

@@ -203,6 +203,57 @@ class PrioritizedReplayArea:
         return _ExampleBuffer(self, cls, kind, kwargs, capacity)
 
 
+    # -- conformance.interface.PrioritizedSamplerKeywords: the sampler built with the keywords
+    # a user passes, a buffer holding its own generator, draws as a training loop makes them
+    def sampler_buffer(self, *, kind, capacity, alpha, beta, options, generator=None,
+                       device=None):
+        self._check_device(device, kind, self.cuda_problem)
+        if device is not None and torch.device(device).type != "cpu":
+            raise Untestable(f"{kind} with the sampler's keywords is checked on the CPU only")
+        if kind in ("ReplayBuffer", "TensorDictReplayBuffer"):
+            cls = self.sampler_cls  # the options go to the sampler, the generator to the buffer
+        else:
+            cls = (self.example_classes or {}).get(kind)
+            if cls is None:
+                raise AssertionError(f"no {kind} class is known for this implementation")
+        wanted = [*options, *(["generator"] if generator is not None and cls is not
+                              self.sampler_cls else [])]
+        missing = [k for k in wanted if k not in keyword_parameters(cls)]
+        if missing:
+            raise AssertionError(f"{cls.__module__}.{cls.__name__} takes no keyword "
+                                 f"{', '.join(map(repr, missing))}")
+        if kind == "ReplayBuffer":
+            return _KeywordBuffer(self, capacity, alpha, beta, options, generator)
+        if kind == "TensorDictReplayBuffer":
+            return _KeywordTensorDictBuffer(self, capacity, alpha, beta, options, generator)
+        kwargs = dict(alpha=alpha, beta=beta, **options)
+        if generator is not None:
+            kwargs["generator"] = generator
+        return _ExampleBuffer(self, cls, kind, kwargs, capacity)
+
+    def update_td_error(self, buffer, index, td_error):
+        from tensordict import TensorDict
+
+        index = torch.as_tensor(np.asarray(index, dtype=np.int64))
+        td = TensorDict({"index": index, "td_error": torch.as_tensor(
+            np.asarray(td_error, dtype=np.float32))}, index.shape)
+        with quiet():
+            buffer.rb.update_tensordict_priority(td)
+
+    def draw(self, buffer, batch_size):
+        with quiet():
+            if getattr(buffer, "tensordicts", False):
+                td = buffer.rb.sample(batch_size)
+                index, item, weight = td["index"], td["item"], td["priority_weight"]
+            else:
+                item, info = buffer.rb.sample(batch_size, return_info=True)
+                index, weight = info["index"], info.get("priority_weight", info.get("_weight"))
+        if isinstance(index, tuple):  # one tensor per storage dimension: stacked, not flattened
+            index = torch.stack([torch.as_tensor(i) for i in index], -1)
+        return PrioritizedDraw(index=torch.as_tensor(index).cpu().numpy().astype(np.int64),
+                               item=torch.as_tensor(item).reshape(-1).cpu().numpy().astype(np.int64),
+                               weight=torch.as_tensor(weight).reshape(-1).cpu().numpy())
+
 def _storage(capacity, device, **kwargs):
     from torchrl.data import LazyTensorStorage
 
@@ -507,3 +558,42 @@ class _ExampleBuffer(_Buffer):
             index=self._flat(td["index"]),
             item=td["item"].reshape(-1).numpy().astype(np.int64),
             weight=td["priority_weight"].to(torch.float64).reshape(-1).numpy())
+
+
+class _KeywordBuffer(_Buffer):
+    """A ``ReplayBuffer`` over a CPU ``LazyTensorStorage`` holding the sampler built with
+    exactly the keywords given, and the buffer's own generator when one is given."""
+
+    def __init__(self, area, capacity, alpha, beta, options, generator):
+        from torchrl.data import LazyTensorStorage, ReplayBuffer
+
+        self.area = area
+        self.alpha, self.eps = alpha, options.get("eps", 1e-8)
+        self.row_width, self.shape = 1, (capacity,)
+        self.requested = torch.device("cpu")
+        extra = {} if generator is None else {"generator": generator}
+        with quiet():
+            self.sampler = area.sampler_cls(capacity, alpha, beta, **options)
+            self.rb = ReplayBuffer(storage=LazyTensorStorage(capacity), sampler=self.sampler,
+                                   **extra)
+        self.next_item = 0
+
+
+class _KeywordTensorDictBuffer(_ExampleBuffer):
+    """A ``TensorDictReplayBuffer`` over a CPU ``LazyTensorStorage`` holding the sampler built
+    with exactly the keywords given; items and priorities as the example tensordict buffer's."""
+
+    def __init__(self, area, capacity, alpha, beta, options, generator):
+        from torchrl.data import LazyTensorStorage, TensorDictReplayBuffer
+
+        self.area, self.kind = area, "TensorDictReplayBuffer"
+        self.alpha, self.eps = alpha, options.get("eps", 1e-8)
+        self.row_width, self.shape = 1, (capacity,)
+        self.requested = torch.device("cpu")
+        self.tensordicts = True
+        extra = {} if generator is None else {"generator": generator}
+        with quiet():
+            sampler = area.sampler_cls(capacity, alpha, beta, **options)
+            self.rb = TensorDictReplayBuffer(storage=LazyTensorStorage(capacity),
+                                             sampler=sampler, **extra)
+        self.next_item = 0
