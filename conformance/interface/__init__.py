@@ -68,6 +68,7 @@ from conformance.interface.prioritized_replay import (
     EXAMPLE_BUFFER_KINDS,
     PrioritizedBuffer,
     PrioritizedBufferClasses,
+    PrioritizedBufferOptions,
     PrioritizedCheckpoints,
     PrioritizedDraw,
     PrioritizedHistorical,
@@ -105,7 +106,9 @@ CAPABILITIES: dict[str, dict[str, type]] = {
                            # checkpoints in TorchRL's formats; the buffer classes as TorchRL's
                            # examples build them
                            "dump_sampler": PrioritizedCheckpoints,
-                           "example_buffer": PrioritizedBufferClasses},
+                           "example_buffer": PrioritizedBufferClasses,
+                           # the classes with TorchRL's other options (storage, dtype, sync)
+                           "option_buffer": PrioritizedBufferOptions},
     "sac_done_states": {"batch_around_loss": SACCallerBatch},
 }
 
@@ -132,3 +135,4 @@ __all__ = [
     "SACNetworks", "SACOutcome", "TanhNormalMode", "TanhNormalScore", "Untestable",
 ]
 __all__ += ["EXAMPLE_BUFFER_KINDS", "PrioritizedBufferClasses", "PrioritizedCheckpoints"]
+__all__ += ["PrioritizedBufferOptions"]
