@@ -20,6 +20,8 @@ The reference broken one line at a time, as a mutation tool does (``tests/mutant
   from TorchRL's files (lost at alpha 0);
 - ``HISTORICAL_NOT_RESTORED``: ``load_state_dict`` keeps the loading buffer's largest
   priority ever given (a buffer without in-buffer tracking).
+- ``RAW_FILE_UNPICKLED``: ``loads`` unpickles ``raw_priority.pt`` with ``weights_only=False``
+  (code in a tampered file runs).
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ SAMPLER_MUTANTS = {
     "HISTORICAL_NOT_RESTORED": (
         "        self._historical = torch.full_like(self._historical, -math.inf if m is None else m)\n",
         ""),
+    "RAW_FILE_UNPICKLED": ("torch.load(raw_file, weights_only=True)",
+                           "torch.load(raw_file, weights_only=False)"),
 }
 
 
@@ -87,4 +91,5 @@ LOAD_KEEPS_OWN_EPS = _reference("LOAD_KEEPS_OWN_EPS")
 CAPACITY_NOT_CHECKED = _reference("CAPACITY_NOT_CHECKED")
 RAW_FILE_NOT_READ = _reference("RAW_FILE_NOT_READ")
 HISTORICAL_NOT_RESTORED = _reference("HISTORICAL_NOT_RESTORED")
+RAW_FILE_UNPICKLED = _reference("RAW_FILE_UNPICKLED")
 UNMUTATED = _reference("UNMUTATED")
