@@ -313,6 +313,23 @@ def test_torchrl_files_at_alpha_zero(checkpoints, tmp_path):
                    change_alpha=False)
 
 
+def test_torchrl_files_at_alpha_zero_without_a_maximum(checkpoints, tmp_path):
+    """A TorchRL folder written at alpha = 0 whose maximum is ``null`` (none known), its twelve
+    items all 1 in the trees: loaded into a buffer never written to (TorchRL copies a null
+    maximum only into a sampler that has none), the default is the documented initial
+    priority, not a value made up for the lost raw priorities."""
+    model = source_model(alpha=0.0)
+    _files(tmp_path / "sampler", model, [None, None], 1)
+    target = Run(checkpoints, capacity=CAPACITY)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        checkpoints.load_sampler(target.buf, str(tmp_path / "sampler"))
+    target.log.append("loads(TorchRL folder at alpha 0, maximum null)")
+    assert_close("default priority after loading a checkpoint without a maximum != initial value",
+                 float(target.buf.default_priority()), float(checkpoints.initial_priority),
+                 params=target.params(), rtol=RAW_RTOL, cause=NOT_RESTORED, link=PR_3057)
+
+
 def test_file_checkpoint_at_alpha_zero_keeps_the_priorities(checkpoints, tmp_path):
     """A buffer run at alpha = 0 (uniform sampling, the start of an alpha schedule) is dumped
     and loaded into another; alpha then goes to 0.9: the tree follows the priorities given

@@ -414,15 +414,16 @@ def test_checkpoints_load_both_ways(how, tmp_path):
         assert float(restored.sampler.default_priority) == pytest.approx(50.0, rel=1e-6)
 
 
-def test_a_torchrl_checkpoint_at_alpha_zero_warns_that_raw_priorities_are_lost():
+def test_a_torchrl_checkpoint_at_alpha_zero_gives_every_item_its_maximum():
     upstream, reference = _td_buffers()
     upstream.sampler.alpha = 0.0
     _fill(upstream)
-    with pytest.warns(UserWarning, match="raw priorities are lost"):
-        reference.load_state_dict(upstream.state_dict())
+    reference.load_state_dict(upstream.state_dict())  # the raw priorities are not in it
     assert float(reference.sampler.default_priority) == 50.0
+    assert torch.equal(reference.sampler._raw_priority[:50], torch.full((50,), 50.0,
+                                                                         dtype=torch.float64))
 
 
-def test_a_foreign_state_dict_is_refused_naming_its_keys():
-    with pytest.raises(KeyError, match="neither"):
+def test_a_foreign_state_dict_is_refused_as_torchrl_refuses_it():
+    with pytest.raises(KeyError, match="_sum_tree"):
         PrioritizedSampler(4, 0.6, 0.4).load_state_dict({"_alpha": 0.6, "trees": None})
