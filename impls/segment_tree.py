@@ -15,6 +15,7 @@ No C++ extension: the tree is torch tensors, so it runs on any torch build, CPU 
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 
 import torch
 
@@ -48,8 +49,7 @@ class SegmentTree:
         self._single = isinstance(reduce, str)
         # runs of channels sharing an operation (the sampler's two min channels): one call each
         starts = [c for c, op in enumerate(ops) if c == 0 or op != ops[c - 1]]
-        ends = starts[1:] + [len(ops)]
-        self._groups = [(_OPS[ops[lo]], lo, hi) for lo, hi in zip(starts, ends, strict=True)]
+        self._groups = [(_OPS[ops[lo]], lo, hi) for lo, hi in pairwise([*starts, len(ops)])]
         # levels[0] = leaves, levels[height] = top, levels[height + 1] = root
         lengths = [top * b ** (height - lvl) for lvl in range(height + 1)] + [1]
         self.levels = [self._neutral.repeat(1, n) for n in lengths]
@@ -153,7 +153,7 @@ class SegmentTree:
         """A ``[channels, k]`` buffer for the reduced blocks and its per-group rows (the last
         size used is kept: batches usually have one size)."""
         if self._scratch_cache is None or self._scratch_cache[0].shape[1] != k:
-            reduced = self.levels[0].new_empty((len(self.ops), k))
+            reduced = self._neutral.new_empty((len(self.ops), k))  # the tree's dtype, device
             self._scratch_cache = (reduced, [(op, lo, hi, reduced[lo:hi])
                                              for op, lo, hi in self._groups])
         return self._scratch_cache
