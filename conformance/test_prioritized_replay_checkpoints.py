@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from conformance import capabilities
 from conformance._assertions import assert_close, message
@@ -312,6 +313,23 @@ def test_torchrl_files_at_alpha_zero(checkpoints, tmp_path):
                    change_alpha=False)
 
 
+def test_torchrl_files_at_alpha_zero_without_a_maximum(checkpoints, tmp_path):
+    """A TorchRL folder written at alpha = 0 whose maximum is ``null`` (none known), its twelve
+    items all 1 in the trees: loaded into a buffer never written to (TorchRL copies a null
+    maximum only into a sampler that has none), the default is the documented initial
+    priority, not a value made up for the lost raw priorities."""
+    model = source_model(alpha=0.0)
+    _files(tmp_path / "sampler", model, [None, None], 1)
+    target = Run(checkpoints, capacity=CAPACITY)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        checkpoints.load_sampler(target.buf, str(tmp_path / "sampler"))
+    target.log.append("loads(TorchRL folder at alpha 0, maximum null)")
+    assert_close("default priority after loading a checkpoint without a maximum != initial value",
+                 float(target.buf.default_priority()), float(checkpoints.initial_priority),
+                 params=target.params(), rtol=RAW_RTOL, cause=NOT_RESTORED, link=PR_3057)
+
+
 def test_file_checkpoint_at_alpha_zero_keeps_the_priorities(checkpoints, tmp_path):
     """A buffer run at alpha = 0 (uniform sampling, the start of an alpha schedule) is dumped
     and loaded into another; alpha then goes to 0.9: the tree follows the priorities given
@@ -492,3 +510,45 @@ def test_example_buffer_checkpoint_of_an_empty_buffer(example_checkpoints, tmp_p
     check(target, "after loading an empty buffer's checkpoint and extend(4)", link=PR_3057)
     target.update(np.arange(4), [3.0, 5.0, 0.5, 2.0])
     check(target, "after update_priority", link=PR_3057)
+
+
+# ------------------------------------------------------------------- a folder from elsewhere
+
+TORCHRL_FILES = ("sampler_metadata.json", "sumtree.memmap", "mintree.memmap")
+PICKLE_DOCS = "https://pytorch.org/docs/stable/generated/torch.load.html"
+
+
+class _TouchOnLoad:
+    """Unpickled, creates ``marker`` (what a tampered checkpoint could do instead: run code)."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return Path.touch, (self.marker,)
+
+
+def test_a_tampered_checkpoint_file_runs_no_code(checkpoints, tmp_path):
+    """A checkpoint folder is often downloaded or shared. Each file the implementation writes
+    beside TorchRL's three (which are JSON and raw float64) is replaced by a pickle whose
+    unpickling would run code (here: create a marker file); loading the folder may refuse it
+    or ignore the file, but runs nothing (``torch.load(weights_only=True)``)."""
+    source = source_run(checkpoints)
+    path = tmp_path / "sampler"
+    checkpoints.dump_sampler(source.buf, str(path))
+    marker = tmp_path / "code-ran"
+    extra = sorted(p.name for p in path.iterdir() if p.name not in TORCHRL_FILES)
+    for name in extra:
+        torch.save({"_raw_priority": _TouchOnLoad(marker)}, path / name)
+    target = target_run(checkpoints, "used")
+    try:
+        checkpoints.load_sampler(target.buf, str(path))
+    except Exception:  # noqa: BLE001 -- refusing the tampered file is a right answer
+        pass
+    if marker.exists():
+        raise AssertionError(message(
+            "loading a checkpoint folder ran code from a tampered file in it",
+            params={**source.params(), "tampered": extra}, expected="no code run",
+            actual=f"{marker.name} created while loading",
+            cause="a file of the folder is unpickled without weights_only=True",
+            link=PICKLE_DOCS))

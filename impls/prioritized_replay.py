@@ -119,11 +119,6 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         self._device = torch.device(device) if device is not None else None
         self._init()
 
-    def __repr__(self) -> str:
-        return (f"{type(self).__name__}(max_capacity={self._max_capacity}, alpha={self._alpha}, "
-                f"beta={self._beta}, eps={self._eps}, max_priority_within_buffer="
-                f"{self._max_priority_within_buffer}, upper_priority={self._upper_priority})")
-
     # ------------------------------------------------------------------------------- state
     def _init(self) -> None:
         ops = ("sum", "min", "min") if self._max_priority_within_buffer else ("sum", "min")
@@ -434,12 +429,8 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restore a reference ``state_dict``, or a TorchRL sampler's (priorities recovered
         from its trees)."""
-        if "_raw_priority" not in state_dict:
-            if "_sum_tree" not in state_dict:
-                raise KeyError(
-                    "this state_dict is neither a reference PrioritizedSampler's "
-                    "(_raw_priority) nor a TorchRL one's (_sum_tree); keys: "
-                    f"{sorted(state_dict)}")
+        if "_raw_priority" not in state_dict:  # TorchRL's: a state without _sum_tree is
+            # refused there, as TorchRL refuses it (KeyError: '_sum_tree'), before any change
             state_dict = checkpoint.raw_from_torchrl_state(state_dict, self._max_capacity)
         raw = state_dict["_raw_priority"].to(self.device)
         if raw.numel() != self._max_capacity:

@@ -11,7 +11,8 @@ buffer can switch classes without losing its priorities:
 - reading TorchRL's format, raw priorities are recovered as ``q ** (1 / alpha) - eps`` (the
   inversion TorchRL itself uses when ``alpha`` changes); at ``alpha == 0`` every stored ``q``
   is 1 and the raw priorities are lost, so every stored item gets the checkpoint's maximum
-  priority, with a warning (sampling is uniform at ``alpha == 0`` either way);
+  priority (the initial priority 1.0 when it has none), silently as in TorchRL, whose trees
+  lose them the same way (sampling is uniform at ``alpha == 0`` either way);
 - writing, the reference adds TorchRL's entries next to its own, so TorchRL's
   ``load_state_dict``/``loads`` restore the same sampling law. Without the C++ extension no
   tree object can be built: the entries are left out, and TorchRL's ``load_state_dict`` then
@@ -21,7 +22,6 @@ buffer can switch classes without losing its priorities:
 from __future__ import annotations
 
 import math
-import warnings
 from pathlib import Path
 
 import torch
@@ -68,14 +68,8 @@ def _raw_from_q(q: torch.Tensor, alpha: float, eps: float, max_priority) -> torc
     """Raw priorities (NaN for empty slots) from TorchRL's transformed ones (float64, 0 when
     empty)."""
     written = q > 0
-    if alpha == 0:
-        fill = 1.0 if max_priority is None else max_priority
-        if bool(written.any()):
-            warnings.warn(
-                "this TorchRL checkpoint was written with alpha == 0, which stores 1.0 for every "
-                f"item: the raw priorities are lost; every stored item gets priority {fill}",
-                stacklevel=3)
-        raw = torch.full_like(q, fill)
+    if alpha == 0:  # every stored q is 1: the raw priorities are lost (see the module's doc)
+        raw = torch.full_like(q, 1.0 if max_priority is None else max_priority)
     else:
         raw = (q.pow(1.0 / alpha) - eps).clamp_min(0.0)
     return torch.where(written, raw, math.nan)

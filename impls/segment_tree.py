@@ -15,7 +15,7 @@ No C++ extension: the tree is torch tensors, so it runs on any torch build, CPU 
 from __future__ import annotations
 
 import math
-from typing import Any
+from itertools import pairwise
 
 import torch
 
@@ -39,30 +39,21 @@ class SegmentTree:
     than by gathering blocks, which saves a level in every write.
     """
 
-    def __init__(self, size: int, reduce="sum", *, dtype=torch.float64, device=None,
-                 branching: int | None = None, max_top: int | None = None):
-        if size < 1:
-            raise ValueError(f"size must be >= 1, got {size}")
+    def __init__(self, size: int, reduce="sum", *, dtype=torch.float64, device=None):
+        # Like TorchRL's trees, a tree of 0 leaves is accepted; a negative size fails in
+        # ``repeat`` below, and an unknown reduction is a KeyError naming it (_NEUTRAL[op]).
         ops = (reduce,) if isinstance(reduce, str) else tuple(reduce)
-        if not ops or any(op not in _OPS for op in ops):
-            raise ValueError(f"reduce must be among {sorted(_OPS)}, got {reduce!r}")
-        height, b, top = _shape(size, branching, max_top)
+        self._neutral = torch.tensor([_NEUTRAL[op] for op in ops], dtype=dtype).unsqueeze(1)
+        height, b, top = _shape(size)
         self.size, self.ops, self.branching, self.height, self.top = size, ops, b, height, top
         self._single = isinstance(reduce, str)
-        # runs of channels sharing an operation: reduced with one call each
-        self._groups: list[tuple[Any, int, int]] = []
-        for c, op in enumerate(ops):
-            if self._groups and self._groups[-1][0] is _OPS[op]:
-                self._groups[-1] = (_OPS[op], self._groups[-1][1], c + 1)
-            else:
-                self._groups.append((_OPS[op], c, c + 1))
-        neutral = torch.tensor([_NEUTRAL[op] for op in ops], dtype=dtype).unsqueeze(1)
-        self._neutral = neutral
+        # runs of channels sharing an operation (the sampler's two min channels): one call each
+        starts = [c for c, op in enumerate(ops) if c == 0 or op != ops[c - 1]]
+        self._groups = [(_OPS[ops[lo]], lo, hi) for lo, hi in pairwise([*starts, len(ops)])]
         # levels[0] = leaves, levels[height] = top, levels[height + 1] = root
         lengths = [top * b ** (height - lvl) for lvl in range(height + 1)] + [1]
-        self.levels = [neutral.expand(len(ops), n).clone().to(device) for n in lengths]
-        self._scratch_cache = None
-        self._make_views()
+        self.levels = [self._neutral.repeat(1, n) for n in lengths]
+        self.to(device)  # places the levels and makes the views
 
     def _out(self, x: torch.Tensor) -> torch.Tensor:
         return x[0] if self._single else x
@@ -73,12 +64,17 @@ class SegmentTree:
         per channel group, (op, its part of the top, its part of the root)."""
         c, b = len(self.ops), self.branching
         self._blocks = [level.view(c, -1, b) for level in self.levels[: self.height]]
-        self._divisors = b ** torch.arange(1, self.height + 1, device=self.device).unsqueeze(1)
+        self._divisors = self._tensor(b ** torch.arange(1, self.height + 1)).unsqueeze(1)
         top, root = self.levels[self.height], self.levels[-1][:, 0]
         self._root_parts = [(op, top[lo:hi], root[lo:hi]) for op, lo, hi in self._groups]
 
     def _views(self):
         return self._blocks, self._divisors
+
+    def _tensor(self, x) -> torch.Tensor:
+        """``x`` (a tensor, a number or a sequence) as a tensor on the tree's device: the one
+        place where inputs are moved."""
+        return torch.as_tensor(x, device=self.device)
 
     # ------------------------------------------------------------------------------ reading
     @property
@@ -99,7 +95,7 @@ class SegmentTree:
 
     def __getitem__(self, index):
         # a non-long index tensor is refused by index_select, as by TorchRL's trees
-        index = torch.as_tensor(index, device=self.device)
+        index = self._tensor(index)
         values = self.levels[0].index_select(1, index.reshape(-1))
         return self._out(values.reshape(len(self.ops), *index.shape))
 
@@ -110,7 +106,7 @@ class SegmentTree:
         """Reduce the leaves ``[start, end)`` of every channel: O(branching * height + top)."""
         start, end = max(int(start), 0), min(int(end), self.size)
         b = self.branching
-        parts = [self._neutral.to(self.device)]
+        parts = [self._neutral]
         # once the range is empty (start >= end) every slice below is empty too
         for level in self.levels[: self.height]:
             left_end = min(-(-start // b) * b, end)
@@ -157,7 +153,7 @@ class SegmentTree:
         """A ``[channels, k]`` buffer for the reduced blocks and its per-group rows (the last
         size used is kept: batches usually have one size)."""
         if self._scratch_cache is None or self._scratch_cache[0].shape[1] != k:
-            reduced = torch.empty((len(self.ops), k), dtype=self.dtype, device=self.device)
+            reduced = self._neutral.new_empty((len(self.ops), k))  # the tree's dtype, device
             self._scratch_cache = (reduced, [(op, lo, hi, reduced[lo:hi])
                                              for op, lo, hi in self._groups])
         return self._scratch_cache
@@ -166,8 +162,8 @@ class SegmentTree:
         """``tree[index] = value``, TorchRL's tree API (single-channel trees): an int or a long
         tensor of indices, one value or one per index (``set`` converts the dtype; a non-long
         index is refused by ``index_copy_``, as by TorchRL's trees)."""
-        index = torch.as_tensor(index, device=self.device).reshape(-1)
-        value = torch.as_tensor(value, device=self.device).reshape(-1)
+        index = self._tensor(index).reshape(-1)
+        value = self._tensor(value).reshape(-1)
         self.set(index, value.expand(index.numel()))
 
     def rebuild(self) -> None:
@@ -178,11 +174,11 @@ class SegmentTree:
         for op, top, root in self._root_parts:
             op(top, 1, out=root)
 
-    def to(self, device) -> SegmentTree:
-        self.levels = [level.to(device) for level in self.levels]
+    def to(self, device) -> None:
+        """Move the tree to ``device`` (None: stay)."""
+        self._neutral, *self.levels = (t.to(device) for t in (self._neutral, *self.levels))
         self._scratch_cache = None  # allocated on the old device
         self._make_views()
-        return self
 
     # ---------------------------------------------------------------------------- sampling
     def scan_lower_bound(self, mass: torch.Tensor) -> torch.Tensor:
@@ -199,7 +195,7 @@ class SegmentTree:
         if self.device.type == "cpu" and not self.levels[-1][0, 0].item() > 0:
             raise RuntimeError("non-positive p_sum")
         # float32 masses (TorchRL's trees' dtype) or float64 ones: the descent promotes them
-        return self._scan(torch.as_tensor(mass, device=self.device), 0)
+        return self._scan(self._tensor(mass), 0)
 
     def _scan(self, mass: torch.Tensor, channel: int) -> tuple[torch.Tensor, torch.Tensor]:
         node = self._descend(mass.reshape(-1, 1), channel)
@@ -261,19 +257,18 @@ class _Channel:
         return self.tree.device
 
 
-def _shape(size: int, branching: int | None, max_top: int | None = None) -> tuple[int, int, int]:
+def _shape(size: int) -> tuple[int, int, int]:
     """(height, branching, top) of the complete tree over ``top * branching ** height`` >=
     ``size`` leaves: the fewest levels with at most ``MAX_BRANCHING`` children per node under a
-    top of at most ``MAX_TOP`` nodes, then the smallest branching and top for them."""
-    if branching is not None and int(branching) < 2:
-        raise ValueError(f"branching must be >= 2, got {branching}")
-    b_max = MAX_BRANCHING if branching is None else int(branching)
-    t_max = MAX_TOP if max_top is None else int(max_top)
+    top of at most ``MAX_TOP`` nodes, then the smallest branching and top for them. The
+    constants are read at each call: the reference's self-tests lower them to build deep trees
+    at small sizes."""
+    b_max, t_max = MAX_BRANCHING, MAX_TOP
     height = 0
     while t_max * b_max ** height < size:
         height += 1
     b = b_max
-    if branching is None and height:
+    if height:
         b = max(2, math.ceil((size / t_max) ** (1.0 / height)) - 1)
         while t_max * b ** height < size:
             b += 1

@@ -69,6 +69,7 @@ from conformance.interface.prioritized_replay import (
     SAMPLER_BUFFER_KINDS,
     PrioritizedBuffer,
     PrioritizedBufferClasses,
+    PrioritizedBufferOptions,
     PrioritizedCheckpoints,
     PrioritizedDraw,
     PrioritizedHistorical,
@@ -109,7 +110,9 @@ CAPABILITIES: dict[str, dict[str, type]] = {
                            "dump_sampler": PrioritizedCheckpoints,
                            "example_buffer": PrioritizedBufferClasses,
                            # the sampler's own keywords and the buffer's own generator
-                           "sampler_buffer": PrioritizedSamplerKeywords},
+                           "sampler_buffer": PrioritizedSamplerKeywords,
+                           # the classes with TorchRL's other options (storage, dtype, sync)
+                           "option_buffer": PrioritizedBufferOptions},
     "sac_done_states": {"batch_around_loss": SACCallerBatch},
 }
 
@@ -138,3 +141,4 @@ __all__ = [
 ]
 __all__ += ["EXAMPLE_BUFFER_KINDS", "PrioritizedBufferClasses", "PrioritizedCheckpoints",
             "SAMPLER_BUFFER_KINDS"]
+__all__ += ["PrioritizedBufferOptions"]

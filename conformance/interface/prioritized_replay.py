@@ -255,4 +255,27 @@ class PrioritizedSamplerKeywords(Protocol):
         come in the dtype the library returns them in (numpy), not converted; the indices as
         the library returns them (a tuple of one tensor per storage dimension is stacked on a
         last axis), not flattened."""
+class PrioritizedBufferOptions(Protocol):
+    """§5: the buffer classes built with the constructor options a training script passes
+    beyond the examples' (issue #31): TorchRL's own keywords, each passed only when given."""
+
+    def option_buffer(self, *, kind: str, capacity: int | None, alpha: float, beta: float,
+                      eps: float, dtype: str | None = None, priority_dtype: str = "float32",
+                      sync: bool = True, reduction: str | None = None,
+                      upper_priority: float | None = None) -> PrioritizedBuffer:
+        """An empty buffer of class ``kind`` (``EXAMPLE_BUFFER_KINDS``), as ``example_buffer``
+        builds it, with: ``capacity=None``: no ``storage=`` (TorchRL's default, a
+        ``ListStorage`` of 1000 items), else a ``LazyTensorStorage(capacity)``; ``dtype``
+        (``"float32"`` / ``"float64"``): the ``dtype=`` of ``PrioritizedReplayBuffer``, the
+        dtype of its trees and importance weights; ``sync=False``: TorchRL's writer-process
+        mode (the prioritized sampler kept beside a ``RandomSampler``); ``reduction``: how a
+        tensordict buffer reduces a ``td_error`` with several entries per item;
+        ``upper_priority`` as for ``example_buffer``. A class without a keyword asked for
+        raises AssertionError naming the class and the keyword.
+
+        The buffer's ``update_priority`` hands the priorities over in ``priority_dtype`` (a
+        float64 critic's TD errors: ``"float64"``); a tensordict buffer also takes a
+        ``[n, k]`` array, written whole as the ``td_error`` of the ``n`` items. Its sampler
+        (the one holding the priorities, also with ``sync=False``) is what the checkpoint
+        capability (``dump_sampler``, ``sampler_state``) reads."""
         ...

@@ -19,13 +19,14 @@ from tests.mutants.source import mutated_module
 
 MUTANTS = {
     "SAMPLER_NOT_SWAPPED": ("        buffer._sampler = sampler\n", "        pass\n"),
-    "UPPER_NOT_PASSED": ("                upper_priority=upper_priority, initial_priority=initial_priority)",
-                         "                upper_priority=None, initial_priority=initial_priority)"),
+    "UPPER_NOT_PASSED": ("                                         upper_priority=upper_priority)",
+                         "                                         upper_priority=None)"),
     "ALPHA_BETA_SWAPPED": ("self._storage.max_size, alpha, beta, eps,",
                            "self._storage.max_size, beta, alpha, eps,"),
     "WITHIN_BUFFER_BY_DEFAULT": (
-        "sampler=None, sampler_device=None, max_priority_within_buffer: bool = False,",
-        "sampler=None, sampler_device=None, max_priority_within_buffer: bool = True,"),
+        "PrioritizedSampler(capacity, alpha, beta, eps, dtype, device=sampler_device,",
+        ("PrioritizedSampler(capacity, alpha, beta, eps, dtype, "
+         "max_priority_within_buffer=True, device=sampler_device,")),
     "EPS_DEFAULT_WRONG": ("    def __init__(self, *, alpha: float, beta: float, eps: float = 1e-8,\n"
                           "                 reduction",
                           "    def __init__(self, *, alpha: float, beta: float, eps: float = 1e-3,\n"

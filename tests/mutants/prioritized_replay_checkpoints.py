@@ -14,12 +14,16 @@ The reference broken one line at a time, as a mutation tool does (``tests/mutant
 - ``EMPTY_MIN_SLOTS_ZERO``: ``mintree.memmap`` holds 0, not the neutral value, in empty slots;
 - ``TREES_NOT_WRITTEN``: the TorchRL trees of ``state_dict`` are built but never filled;
 - ``CAPACITY_NOT_CHECKED``: a TorchRL state of another capacity is read as far as it goes;
+- ``NO_MAXIMUM_FILL_TWO``: the items of a TorchRL checkpoint at alpha 0 without a maximum get
+  priority 2, not the initial 1;
 - ``LOAD_KEEPS_OWN_EPS`` (``impls/prioritized_replay.py``): ``load_state_dict`` (which
   ``loads`` calls) keeps the loading buffer's eps;
 - ``RAW_FILE_NOT_READ``: ``loads`` ignores ``raw_priority.pt`` and recovers the priorities
   from TorchRL's files (lost at alpha 0);
 - ``HISTORICAL_NOT_RESTORED``: ``load_state_dict`` keeps the loading buffer's largest
   priority ever given (a buffer without in-buffer tracking).
+- ``RAW_FILE_UNPICKLED``: ``loads`` unpickles ``raw_priority.pt`` with ``weights_only=False``
+  (code in a tampered file runs).
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ CHECKPOINT_MUTANTS = {
     "TREES_NOT_WRITTEN": ("        sum_tree[index] = values\n        min_tree[index] = values\n",
                           "        pass\n"),
     "CAPACITY_NOT_CHECKED": ("    if len(sum_tree) != capacity:\n", "    if False:\n"),
+    "NO_MAXIMUM_FILL_TWO": ("torch.full_like(q, 1.0 if max_priority is None",
+                            "torch.full_like(q, 2.0 if max_priority is None"),
 }
 SAMPLER_MUTANTS = {
     "LOAD_KEEPS_OWN_EPS": ('        self._eps = float(state_dict["_eps"])\n', ""),
@@ -56,6 +62,8 @@ SAMPLER_MUTANTS = {
     "HISTORICAL_NOT_RESTORED": (
         "        self._historical = torch.full_like(self._historical, -math.inf if m is None else m)\n",
         ""),
+    "RAW_FILE_UNPICKLED": ("torch.load(raw_file, weights_only=True)",
+                           "torch.load(raw_file, weights_only=False)"),
 }
 
 
@@ -85,6 +93,8 @@ EMPTY_MIN_SLOTS_ZERO = _reference("EMPTY_MIN_SLOTS_ZERO")
 TREES_NOT_WRITTEN = _reference("TREES_NOT_WRITTEN")
 LOAD_KEEPS_OWN_EPS = _reference("LOAD_KEEPS_OWN_EPS")
 CAPACITY_NOT_CHECKED = _reference("CAPACITY_NOT_CHECKED")
+NO_MAXIMUM_FILL_TWO = _reference("NO_MAXIMUM_FILL_TWO")
 RAW_FILE_NOT_READ = _reference("RAW_FILE_NOT_READ")
 HISTORICAL_NOT_RESTORED = _reference("HISTORICAL_NOT_RESTORED")
+RAW_FILE_UNPICKLED = _reference("RAW_FILE_UNPICKLED")
 UNMUTATED = _reference("UNMUTATED")

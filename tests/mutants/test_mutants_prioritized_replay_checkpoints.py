@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow
 SPEC = "conformance/test_prioritized_replay_checkpoints.py"
 MODULE = "tests.mutants.prioritized_replay_checkpoints"
 LEGACY = "version-less-transformed-max"
-SPECS = 25  # the spec file's tests, per implementation
+SPECS = 27  # the spec file's tests, per implementation
 
 # mutant -> (words of its failure, the specs (node id tails) that must fail with them)
 CASES = {
@@ -39,6 +39,10 @@ CASES = {
         "test_example_buffer_checkpoint_keeps_the_largest_priority_ever_given[HISTORICAL_NOT_RESTORED-own-files]",
         "test_example_buffer_checkpoint_keeps_the_largest_priority_ever_given[HISTORICAL_NOT_RESTORED-torchrl-files]",
         "test_example_buffer_checkpoint_keeps_the_largest_priority_ever_given[HISTORICAL_NOT_RESTORED-state_dict]"]),
+    "NO_MAXIMUM_FILL_TWO": ("checkpoint without a maximum != initial value", [
+        "test_torchrl_files_at_alpha_zero_without_a_maximum[NO_MAXIMUM_FILL_TWO]"]),
+    "RAW_FILE_UNPICKLED": ("ran code from a tampered file", [
+        "test_a_tampered_checkpoint_file_runs_no_code[RAW_FILE_UNPICKLED]"]),
 }
 
 

@@ -17,8 +17,7 @@ import torch
 
 from tests.mutants.source import mutated_module
 
-TD_SUPER = ("super().__init__(alpha=alpha, beta=beta, eps=eps, reduction=reduction,\n"
-            "                         sampler_device=sampler_device, **kwargs)")
+TD_SUPER = "super().__init__(alpha=alpha, beta=beta, eps=eps, reduction=reduction, **kwargs)"
 PLAIN_SUPER = "super().__init__(alpha=alpha, beta=beta, eps=eps, dtype=dtype, sampler=sampler,"
 
 #: the probe's name -> (old, new): the edits of the classified mutants
@@ -26,9 +25,7 @@ EDITS = {
     "td-super-eps-none": (TD_SUPER, TD_SUPER.replace("eps=eps,", "eps=None,")),
     "td-super-reduction-none": (TD_SUPER, TD_SUPER.replace("reduction=reduction,", "reduction=None,")),
     "td-super-eps-dropped": (TD_SUPER, TD_SUPER.replace("eps=eps, ", "")),
-    "td-super-reduction-dropped": (TD_SUPER, TD_SUPER.replace("reduction=reduction,\n                         ", "")),
-    "td-super-device-none": (TD_SUPER, TD_SUPER.replace("sampler_device=sampler_device", "sampler_device=None")),
-    "td-super-device-dropped": (TD_SUPER, TD_SUPER.replace("sampler_device=sampler_device, ", "")),
+    "td-super-reduction-dropped": (TD_SUPER, TD_SUPER.replace("reduction=reduction, ", "")),
     "plain-super-alpha-none": (PLAIN_SUPER, PLAIN_SUPER.replace("alpha=alpha", "alpha=None")),
     "plain-super-beta-none": (PLAIN_SUPER, PLAIN_SUPER.replace("beta=beta", "beta=None")),
     "plain-super-eps-none": (PLAIN_SUPER, PLAIN_SUPER.replace("eps=eps", "eps=None")),

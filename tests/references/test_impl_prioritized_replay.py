@@ -15,7 +15,19 @@ import impls.segment_tree as P
 from impls import PrioritizedSampler, SegmentTree
 
 OPS = {"sum": torch.sum, "min": torch.amin, "max": torch.amax}
-SHAPES = [(2, 2), (4, 8), (3, 5), (32, None), (None, None), (None, 4)]  # (branching, max_top)
+# (MAX_BRANCHING, MAX_TOP) of impls.segment_tree while a tree is built: deep trees at small sizes
+SHAPES = [(2, 2), (4, 8), (3, 5), (32, 1024), (32, 4)]
+
+
+def _tree(size, reduce, shape):
+    """A ``SegmentTree`` shaped with the module's limits lowered to ``shape`` (the shape is
+    fixed at construction; the limits are restored at once)."""
+    saved = P.MAX_BRANCHING, P.MAX_TOP
+    P.MAX_BRANCHING, P.MAX_TOP = shape
+    try:
+        return SegmentTree(size, reduce)
+    finally:
+        P.MAX_BRANCHING, P.MAX_TOP = saved
 
 
 def _brute(size, ops):
@@ -28,8 +40,8 @@ def _brute(size, ops):
 def test_tree_matches_brute_force(size, reduce):
     rng = random.Random(size)
     ops = (reduce,) if isinstance(reduce, str) else reduce
-    for branching, max_top in SHAPES:
-        tree = SegmentTree(size, reduce, branching=branching, max_top=max_top)
+    for shape in SHAPES:
+        tree = _tree(size, reduce, shape)
         values = _brute(size, ops)
         for _ in range(6):
             idx = torch.randperm(size)[: rng.randint(1, size)]
@@ -44,7 +56,7 @@ def test_tree_matches_brute_force(size, reduce):
             b = rng.randint(a + 1, size)
             e = torch.stack([OPS[o](values[c, a:b]) for c, o in enumerate(ops)])
             assert torch.allclose(tree.query(a, b), e[0] if isinstance(reduce, str) else e)
-        rebuilt = SegmentTree(size, reduce, branching=branching, max_top=max_top)
+        rebuilt = _tree(size, reduce, shape)
         rebuilt.levels[0][:, :size] = values
         rebuilt.rebuild()
         assert torch.allclose(rebuilt.root, tree.root)
@@ -52,8 +64,8 @@ def test_tree_matches_brute_force(size, reduce):
 
 @pytest.mark.parametrize("size", [1, 3, 64, 1000, 5000])
 def test_scan_is_an_inverse_cdf_that_skips_empty_leaves(size):
-    for branching, max_top in SHAPES:
-        tree = SegmentTree(size, "sum", branching=branching, max_top=max_top)
+    for shape in SHAPES:
+        tree = _tree(size, "sum", shape)
         values = torch.rand(size, dtype=torch.float64)
         values[torch.rand(size) < 0.3] = 0.0  # empty leaves anywhere, the last one too
         values[-1] = 0.0
@@ -76,7 +88,7 @@ def test_scan_survives_rounding_across_magnitudes():
     size = 4096
     values = 10.0 ** (torch.rand(size, generator=g, dtype=torch.float64) * 18 - 12)
     values[-300:] = 0.0
-    tree = SegmentTree(size, "sum", branching=8, max_top=16)
+    tree = _tree(size, "sum", (8, 16))
     tree[torch.arange(size)] = values
     inclusive = values.cumsum(0)
     mass = torch.cat([inclusive, inclusive - values, tree.root.expand(4)])
@@ -402,15 +414,16 @@ def test_checkpoints_load_both_ways(how, tmp_path):
         assert float(restored.sampler.default_priority) == pytest.approx(50.0, rel=1e-6)
 
 
-def test_a_torchrl_checkpoint_at_alpha_zero_warns_that_raw_priorities_are_lost():
+def test_a_torchrl_checkpoint_at_alpha_zero_gives_every_item_its_maximum():
     upstream, reference = _td_buffers()
     upstream.sampler.alpha = 0.0
     _fill(upstream)
-    with pytest.warns(UserWarning, match="raw priorities are lost"):
-        reference.load_state_dict(upstream.state_dict())
+    reference.load_state_dict(upstream.state_dict())  # the raw priorities are not in it
     assert float(reference.sampler.default_priority) == 50.0
+    assert torch.equal(reference.sampler._raw_priority[:50], torch.full((50,), 50.0,
+                                                                         dtype=torch.float64))
 
 
-def test_a_foreign_state_dict_is_refused_naming_its_keys():
-    with pytest.raises(KeyError, match="neither"):
+def test_a_foreign_state_dict_is_refused_as_torchrl_refuses_it():
+    with pytest.raises(KeyError, match="_sum_tree"):
         PrioritizedSampler(4, 0.6, 0.4).load_state_dict({"_alpha": 0.6, "trees": None})

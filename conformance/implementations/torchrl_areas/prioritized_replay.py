@@ -185,6 +185,11 @@ class PrioritizedReplayArea:
 
     def example_buffer(self, *, kind, capacity, alpha, beta, eps, upper_priority=None,
                        device=None):
+        cls, kwargs = self._example_kwargs(kind, alpha, beta, eps, upper_priority, device)
+        return _ExampleBuffer(self, cls, kind, kwargs, capacity)
+
+    def _example_kwargs(self, kind, alpha, beta, eps, upper_priority, device):
+        """The class ``kind`` and the keywords ``example_buffer`` builds it with."""
         self._check_device(device, kind, self.cuda_problem)
         if device is not None and torch.device(device).type != "cpu":
             raise Untestable(f"{kind} is checked on the CPU only")
@@ -200,7 +205,24 @@ class PrioritizedReplayArea:
                     f"{cls.__module__}.{cls.__name__} has no upper bound on the default "
                     "priority (pytorch/rl#2210 proposed `_upper_priority`; it was not merged)")
             kwargs["upper_priority"] = upper_priority
-        return _ExampleBuffer(self, cls, kind, kwargs, capacity)
+        return cls, kwargs
+
+    def option_buffer(self, *, kind, capacity, alpha, beta, eps, dtype=None,
+                      priority_dtype="float32", sync=True, reduction=None,
+                      upper_priority=None, device=None):
+        """``conformance.interface.PrioritizedBufferOptions``: ``example_buffer`` with
+        TorchRL's other constructor keywords, each passed only when the spec gives it."""
+        cls, kwargs = self._example_kwargs(kind, alpha, beta, eps, upper_priority, device)
+        given = {"dtype": None if dtype is None else getattr(torch, dtype),
+                 "sync": None if sync else False, "reduction": reduction}
+        for name, value in given.items():
+            if value is None:
+                continue
+            if name not in keyword_parameters(cls):
+                raise AssertionError(f"{cls.__module__}.{cls.__name__} has no {name}= keyword")
+            kwargs[name] = value
+        return _ExampleBuffer(self, cls, kind, kwargs, capacity,
+                              priority_dtype=np.dtype(priority_dtype))
 
 
     # -- conformance.interface.PrioritizedSamplerKeywords: the sampler built with the keywords
@@ -323,8 +345,10 @@ class _Buffer:
         with quiet():
             return self._flat(self.rb.extend(data))
 
+    priority_dtype = np.dtype(np.float32)  # what update_priority hands the buffer
+
     def update_priority(self, index, priority) -> None:
-        priority = self._placed(torch.as_tensor(np.asarray(priority, dtype=np.float32)))
+        priority = self._placed(torch.as_tensor(np.asarray(priority, dtype=self.priority_dtype)))
         with quiet():
             self.rb.update_priority(self._native(index), priority)
 
@@ -510,7 +534,7 @@ class _ExampleBuffer(_Buffer):
     priorities are written as the examples write them, by ``update_tensordict_priority`` from
     a tensordict holding the indices and the ``td_error``."""
 
-    def __init__(self, area, cls, kind, kwargs, capacity):
+    def __init__(self, area, cls, kind, kwargs, capacity, priority_dtype=None):
         from torchrl.data import LazyTensorStorage
 
         self.area, self.kind = area, kind
@@ -518,14 +542,23 @@ class _ExampleBuffer(_Buffer):
         self.row_width, self.shape = 1, (capacity,)
         self.requested = torch.device("cpu")
         self.tensordicts = kind == "TensorDictPrioritizedReplayBuffer"
+        if priority_dtype is not None:
+            self.priority_dtype = priority_dtype
+        # capacity None: no storage= (the class's default storage)
+        storage = {} if capacity is None else {"storage": LazyTensorStorage(capacity)}
         with quiet():
-            self.rb = cls(storage=LazyTensorStorage(capacity), **kwargs)
+            self.rb = cls(**storage, **kwargs)
         self.next_item = 0
 
     @property
     def sampler(self):
-        found = getattr(self.rb, "sampler", None)  # a property in recent releases
-        return found if found is not None else self.rb._sampler
+        # the sampler holding the priorities: with sync=False TorchRL keeps it beside a
+        # RandomSampler (prioritized_sampler, 0.14); sampler is a property in recent releases
+        for name in ("prioritized_sampler", "sampler", "_sampler"):
+            found = getattr(self.rb, name, None)
+            if found is not None:
+                return found
+        raise AssertionError(f"{self.kind} holds no sampler")
 
     def extend(self, rows: int) -> np.ndarray:
         if not self.tensordicts:
@@ -543,8 +576,10 @@ class _ExampleBuffer(_Buffer):
         from tensordict import TensorDict
 
         index = torch.as_tensor(np.asarray(index, dtype=np.int64))
-        td = TensorDict({"index": index, "td_error": torch.as_tensor(
-            np.asarray(priority, dtype=np.float32)).expand(index.shape)}, index.shape)
+        td_error = torch.as_tensor(np.asarray(priority, dtype=self.priority_dtype))
+        if td_error.ndim < 2:  # one per item, or one for all; [n, k]: written whole
+            td_error = td_error.expand(index.shape)
+        td = TensorDict({"index": index, "td_error": td_error}, index.shape)
         with quiet():
             self.rb.update_tensordict_priority(td)
 
