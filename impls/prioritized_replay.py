@@ -233,20 +233,20 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
 
     # -------------------------------------------------------------------------- indices
     def _flat(self, index, storage) -> torch.Tensor:
-        if isinstance(index, tuple):
-            index = torch.stack([torch.as_tensor(i) for i in index], -1)
+        """Flat (row-major) long indices on the tree's device, from an int, a sequence, a
+        tensor of flat indices or an ``[..., ndim]`` tensor of storage coordinates (the buffer
+        stacks the tuple that ``sample`` returns for an N-d storage into one)."""
         index = torch.as_tensor(index, dtype=torch.long, device=self.device)
-        if index.ndim == 0:
-            return index.reshape(1)
-        if index.ndim > 1:
-            if storage is None:
-                raise RuntimeError(
-                    "storage should be provided to update_priority when the storage has "
-                    "more than one dimension.")
-            shape = tuple(storage.shape)
-            strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
-            index = (index * torch.tensor(strides, device=self.device)).sum(-1)
-        return index.reshape(-1)
+        if index.ndim < 2:
+            return index.reshape(-1)
+        if storage is None:
+            raise RuntimeError(
+                f"storage should be provided to update_priority when the storage has more "
+                f"than one dimension (got an index of shape {tuple(index.shape)})")
+        flat = 0  # Horner's scheme over the coordinates: row-major
+        for size, column in zip(storage.shape, index.unbind(-1), strict=True):
+            flat = flat * size + column
+        return flat.reshape(-1)
 
     def _unique(self, index: torch.Tensor, priority: torch.Tensor | None = None,
                 with_q: bool = False):
@@ -266,8 +266,7 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
             n = index.numel()
         q = self._q(priority) if with_q else None
         if n > 1:
-            position = (self._positions[:n] if n <= self._max_capacity
-                        else torch.arange(n, device=index.device))
+            position = torch.arange(n, device=index.device)
             self._last_position.scatter_reduce_(0, index, position, "amax", include_self=False)
             last = self._last_position.index_select(0, index) == position
             if not bool(last.all()):
@@ -282,10 +281,9 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         """True when ``index`` (1 < n <= capacity entries) holds no -1 and no repeat, in O(n)
         and one host read: each entry writes its position into a per-slot scratch, and a repeat
         leaves at least one entry reading back another entry's position (whichever write won).
-        A sort (``torch.unique``) cost several times more at batch 256."""
-        if index.device.type != "cpu":
-            distinct = torch.unique(index)  # sorted
-            return distinct.numel() == index.numel() and distinct[0].item() >= 0
+        A sort (``torch.unique``) cost several times more at batch 256. The scratch check is
+        correct on any device: whichever of the repeated writes wins, another entry of the
+        repeat reads a position that is not its own."""
         low, high = torch.aminmax(index)
         if low.item() < 0 or high.item() >= self._max_capacity:
             return False
@@ -294,19 +292,17 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         return bool(self._last_position.index_select(0, index).eq_(position).all())
 
     def _q(self, priority: torch.Tensor) -> torch.Tensor:
-        """``(p + eps) ** alpha`` in the priorities' own dtype, as upstream (integers as
-        ``torch.as_tensor(float)`` would give them)."""
-        given = priority if priority.is_floating_point() else priority.to(torch.get_default_dtype())
-        return torch.pow(given + self._eps, self._alpha)
+        """``(p + eps) ** alpha`` in the priorities' own dtype, as upstream (integers promote
+        to the default dtype when eps, a Python float, is added)."""
+        return torch.pow(priority + self._eps, self._alpha)
 
     # ------------------------------------------------------------------------ updates
     def _write(self, index: torch.Tensor, raw: torch.Tensor, q=None) -> None:
-        raw = raw if raw.ndim else raw.expand(index.shape)
+        raw = raw.expand(index.shape)  # one priority for all, or one each
         q = self._q(raw) if q is None else q
         tree = self._tree
-        leaves = torch.empty((len(tree.ops), index.numel()), dtype=torch.float64,
-                             device=index.device)
-        leaves[_Q : _Q_MIN + 1].copy_(q)  # q and its min channel, promoted to float64
+        leaves = self._raw.new_empty((len(tree.ops), index.numel()))  # float64, tree's device
+        leaves.copy_(q)  # q in every channel, promoted; the -p channel is written below
         raw = raw.to(torch.float64)
         if self._max_priority_within_buffer:
             torch.neg(raw, out=leaves[_NEG_P])
@@ -318,9 +314,8 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
 
     def update_priority(self, index, priority, *, storage=None) -> None:
         """Set the raw priorities of stored items (see ``torchrl.data.PrioritizedSampler``)."""
-        if storage is not None:
-            self._maybe_init_from_storage(storage)
-        device = self._tree.levels[0].device
+        self._maybe_init_from_storage(storage)
+        device = self.device
         if (type(index) is torch.Tensor and type(priority) is torch.Tensor  # the usual call
                 and index.ndim == 1 and index.shape == priority.shape
                 and index.dtype == torch.long and index.device == priority.device == device):
@@ -337,9 +332,9 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
                 priority = priority.reshape(index.shape)
             except RuntimeError as err:
                 raise RuntimeError(
-                    "priority should be a number or an iterable of the same length as index. "
-                    f"Got priority of shape {tuple(priority.shape)} and {index.numel()} "
-                    "indices.") from err
+                    f"priority should be a number or an iterable of the same length as index: "
+                    f"got priority of shape {tuple(priority.shape)} for {index.numel()} "
+                    f"indices") from err
         elif priority.numel() <= 1:
             priority = priority.reshape(())
         index, priority, q = self._unique(index, priority, with_q=True)
@@ -357,9 +352,8 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
             return
         if self._max_priority_within_buffer:
             # the replaced items leave the buffer before the new ones get their priority
-            gone = torch.tensor([[0.0], [math.inf], [math.inf]], dtype=torch.float64,
-                                device=self.device).expand(3, index.numel())
-            self._tree.set(index, gone)
+            # (every channel: _write rewrites q and its min right after)
+            self._tree.set(index, self._raw.new_full((3, index.numel()), math.inf))
             self._raw.index_fill_(0, index, math.inf)
         # as upstream's torch.as_tensor(default_priority): the default dtype
         default = self._default_tensor().to(torch.get_default_dtype())

@@ -71,6 +71,7 @@ from conformance.interface.prioritized_replay import (
     PrioritizedCheckpoints,
     PrioritizedDraw,
     PrioritizedHistorical,
+    PrioritizedIndexForms,
     PrioritizedReplay,
     PrioritizedSamplerTree,
     PrioritizedSlices,
@@ -105,7 +106,9 @@ CAPABILITIES: dict[str, dict[str, type]] = {
                            # checkpoints in TorchRL's formats; the buffer classes as TorchRL's
                            # examples build them
                            "dump_sampler": PrioritizedCheckpoints,
-                           "example_buffer": PrioritizedBufferClasses},
+                           "example_buffer": PrioritizedBufferClasses,
+                           # update_priority / mark_update with the inputs as given
+                           "update_as_given": PrioritizedIndexForms},
     "sac_done_states": {"batch_around_loss": SACCallerBatch},
 }
 
@@ -126,8 +129,8 @@ __all__ = [
     "CompositeLogProbWithSum", "CompositeLogProbs", "CompositePPOChanged", "CompositePPOStep",
     "CriticLoss", "CriticReport", "Implementation", "PPOCriticOptions", "PPOLossFamily",
     "PPOValueClipping", "PPO_LOSS_CLASSES", "PROTOCOLS", "PrioritizedBuffer", "PrioritizedDraw",
-    "PrioritizedHistorical", "PrioritizedReplay", "PrioritizedSamplerTree", "PrioritizedSlices",
-    "PrioritizedTrees", "SACBatch", "SACCallerBatch", "SACDoneStates", "SACHeldBatch",
+    "PrioritizedHistorical", "PrioritizedIndexForms", "PrioritizedReplay",
+    "PrioritizedSamplerTree", "PrioritizedSlices", "PrioritizedTrees", "SACBatch", "SACCallerBatch", "SACDoneStates", "SACHeldBatch",
     "SAC_LAYOUTS", "SegmentTreeHandle",
     "SACNetworks", "SACOutcome", "TanhNormalMode", "TanhNormalScore", "Untestable",
 ]
