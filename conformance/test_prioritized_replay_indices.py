@@ -130,6 +130,10 @@ UPDATE_FORMS = {
                                      torch.tensor([40.0, 2.5, 0.75, 0.375])),
     "one-slot-twice": lambda: (torch.tensor([6, 6]), torch.tensor([9.0, 0.5])),
     "longer-than-the-buffer": lambda: (torch.arange(20) % 8, torch.arange(1.0, 21.0) / 4),
+    "minus-one-and-one-priority": lambda: (torch.tensor([3, -1, 5]), torch.tensor([7.0])),
+    # to the sampler itself (the buffer turns every priority into a tensor first)
+    "one-float-to-the-sampler": lambda: (torch.tensor([1, 4, 6]), 7.0, "sampler"),
+    "list-to-the-sampler": lambda: ([3, 5], [7.0, 0.25], "sampler"),
 }
 
 
@@ -140,12 +144,18 @@ def test_update_priority_takes_every_index_form(forms, case):
     passed as given: the slots named get their priorities (-1 entries skipped, the last of a
     repeat winning), the default is the largest priority stored after the call, a new item
     gets it, draws and weights follow. ``minus-one-and-repeats`` comes right after a full-batch
-    update, so a sampler that reuses scratch state from it must not lose slot 7's update."""
-    index, priority = UPDATE_FORMS[case]()
+    update, so a sampler that reuses scratch state from it must not lose slot 7's update. The
+    ``to-the-sampler`` cases call ``sampler.update_priority`` itself with a Python float or
+    lists (the buffer would have made tensors of them)."""
+    index, priority, *to = UPDATE_FORMS[case]()
     run = _filled(forms, 8, FILLED)
-    forms.update_as_given(run.buf, index, priority)
+    if to:
+        forms.sampler_update_as_given(run.buf, index, priority, with_storage=False)
+    else:
+        forms.update_as_given(run.buf, index, priority)
     _model_update(run, index, priority)
-    run.log.append(f"rb.update_priority({_describe(index)}, {_describe(priority)})")
+    call = "sampler.update_priority" if to else "rb.update_priority"
+    run.log.append(f"{call}({_describe(index)}, {_describe(priority)})")
     _check_all(run, f"update_priority ({case})", seed=31)
 
 
@@ -260,7 +270,9 @@ def historical_forms(request, impl, forms):
 def test_historical_maximum_through_every_form(historical_forms):
     """In-buffer tracking off (TorchRL's default): the default priority of new items counts as
     given (a buffer whose items were all lowered below the initial 1.0 still gives 1.0); a new
-    maximum given as a list counts like one given as a tensor; an ``extend`` that wraps the
+    maximum given as a list counts like one given as a tensor; the priority of a -1 entry does
+    not count, one given to a slot that a later entry of the same call names again does (it
+    was given: TorchRL takes the maximum of the call's priorities); an ``extend`` that wraps the
     ring of 8 twice (20 items: repeated slots in one ``mark_update``) gives every slot the
     historical maximum once, and the items stored are the last written to each slot."""
     forms = historical_forms
@@ -276,6 +288,15 @@ def test_historical_maximum_through_every_form(historical_forms):
     run.log.append("rb.update_priority([2, 5], [7.5, 0.75])")
     run.check_default("default priority after a new maximum given as a list != largest ever "
                       "given", link=TORCHRL_SAMPLER)
+    for index, priority, what in [
+            (torch.tensor([3, -1, 4]), torch.tensor([0.5, 90.0, 0.25]), "a -1 entry's 90"),
+            (torch.tensor([6, 1, 6]), torch.tensor([12.5, 0.5, 0.25]), "12.5, then replaced")]:
+        forms.update_as_given(run.buf, index, priority)
+        _model_update(run, index, priority)
+        run.log.append(f"rb.update_priority({_describe(index)}, {_describe(priority)})")
+        run.check_default(f"default priority after {what} != largest ever given (a -1 entry's "
+                          "priority is not given; one replaced in the same call was)",
+                          link=TORCHRL_SAMPLER)
     _wrapped_extend(run, 20)
     run.check_tree(what="tree values after extend(20) on a ring of 8 != (p + eps)^alpha",
                    link=TORCHRL_SAMPLER)

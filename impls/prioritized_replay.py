@@ -32,7 +32,8 @@ Differences from ``torchrl.data.PrioritizedSampler`` (0.14.1), all intended:
   back to 1.0 for the next write; it also rescans every slot (O(capacity)) when the max item is
   overwritten or lowered. Here the maximum is a tree root: O(log N) always.
 - ``upper_priority`` (optional) caps the default priority (pytorch/rl#2210's ``_upper_priority``).
-- A repeated index in one ``update_priority`` call takes its last priority.
+- A repeated index in one ``update_priority`` call takes its last priority (every priority
+  given still counts for the historical maximum, as upstream).
 - Changing ``alpha`` rebuilds the sums from the raw priorities in one O(capacity) pass (every
   weight changes, so nothing cheaper exists), also away from ``alpha == 0``.
 - ``state_dict`` stores raw priorities (plus TorchRL's tree objects, so that either class loads
@@ -253,11 +254,13 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         """Drop the -1 entries (TensorDictMaxValueWriter) and keep the last of repeats, so
         that every channel gets the same value for a repeated index. With ``with_q``, also
         return ``q`` computed, as upstream does, on the whole vector of valid priorities before
-        repeats are dropped: torch's vectorised pow can differ by one ulp with the length and
-        position of an element, and the same q as upstream's is what makes the weights equal."""
+        repeats are dropped (torch's vectorised pow can differ by one ulp with the length and
+        position of an element, and the same q as upstream's is what makes the weights equal),
+        and that vector itself: every priority given counts for the historical maximum, also
+        one that a later entry of the same call replaces (as upstream)."""
         n = index.numel()
         if 1 < n <= self._max_capacity and self._distinct_and_valid(index):
-            return (index, priority, self._q(priority)) if with_q else (index, priority)
+            return (index, priority, self._q(priority), priority) if with_q else (index, priority)
         if bool((index < 0).any()):
             keep = index >= 0
             index = index[keep]
@@ -265,6 +268,7 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
                 priority = priority[keep]
             n = index.numel()
         q = self._q(priority) if with_q else None
+        given = priority
         if n > 1:
             position = torch.arange(n, device=index.device)
             self._last_position.scatter_reduce_(0, index, position, "amax", include_self=False)
@@ -275,7 +279,7 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
                     priority = priority[last]
                     if q is not None:
                         q = q[last]
-        return (index, priority, q) if with_q else (index, priority)
+        return (index, priority, q, given) if with_q else (index, priority)
 
     def _distinct_and_valid(self, index: torch.Tensor) -> bool:
         """True when ``index`` (1 < n <= capacity entries) holds no -1 and no repeat, in O(n)
@@ -319,11 +323,11 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         if (type(index) is torch.Tensor and type(priority) is torch.Tensor  # the usual call
                 and index.ndim == 1 and index.shape == priority.shape
                 and index.dtype == torch.long and index.device == priority.device == device):
-            index, priority, q = self._unique(index, priority.detach(), with_q=True)
+            index, priority, q, given = self._unique(index, priority.detach(), with_q=True)
             if len(index):
                 self._write(index, priority, q=q)
                 if not self._max_priority_within_buffer:
-                    self._seen(priority.max())
+                    self._seen(given.max())
             return
         priority = torch.as_tensor(priority, device=device).detach()
         index = self._flat(index, storage)
@@ -337,12 +341,12 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
                     f"indices") from err
         elif priority.numel() <= 1:
             priority = priority.reshape(())
-        index, priority, q = self._unique(index, priority, with_q=True)
+        index, priority, q, given = self._unique(index, priority, with_q=True)
         if index.numel() == 0:
             return
         self._write(index, priority, q=q)
         if not self._max_priority_within_buffer:
-            self._seen(priority.max())
+            self._seen(given.max())
 
     def mark_update(self, index, *, storage=None) -> None:
         """New items were written at ``index``: give them the default priority."""

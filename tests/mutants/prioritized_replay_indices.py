@@ -16,6 +16,8 @@ passed one flat long tensor of distinct indices):
   count as given;
 - ``LIST_PRIORITY_NOT_SEEN``: without in-buffer tracking a priority given as a list (the general
   path) does not count as given;
+- ``REPLACED_NOT_GIVEN``: without in-buffer tracking a priority that a later entry of the same
+  call replaces does not count as given (the reference before issue #31);
 - ``REPEATS_OF_MARK_UPDATE``: ``mark_update`` of a repeated slot (an extend that wraps the ring)
   fails on the missing priority.
 """
@@ -40,7 +42,9 @@ MUTANTS = {
     "COORDINATES_WITHOUT_STORAGE": ("        if storage is None:\n            raise RuntimeError(",
                                     "        if False:\n            raise RuntimeError("),
     "DEFAULT_NOT_SEEN": ("            self._seen(default)\n", "            pass\n"),
-    "LIST_PRIORITY_NOT_SEEN": ("\n            self._seen(priority.max())\n", "\n            pass\n"),
+    "LIST_PRIORITY_NOT_SEEN": ("\n            self._seen(given.max())\n", "\n            pass\n"),
+    "REPLACED_NOT_GIVEN": ("                    self._seen(given.max())\n",
+                           "                    self._seen(priority.max())\n"),
     "REPEATS_OF_MARK_UPDATE": (
         "                if priority is not None and priority.ndim:\n"
         "                    priority = priority[last]\n",

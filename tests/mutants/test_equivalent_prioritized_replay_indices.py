@@ -1,0 +1,149 @@
+"""Probes of the equivalent mutants of how ``impls/prioritized_replay.py`` reads indices and
+priorities (``classified/prioritized_replay_indices.json``): each applies mutmut's very edit
+and shows that nothing a user can observe changes.
+
+Two kinds of edit are equivalent there:
+
+- the boundaries of shortcuts: ``_distinct_and_valid`` lets a batch of distinct valid indices
+  skip the -1 filter and the repeat detection, ``_unique`` skips the filter when no index is
+  negative; moving a boundary sends some batches down the general path, which gives the same
+  result (only the cost moves), and the fast check of the tensor call in ``update_priority``
+  sends other calls down the general path for the same reason;
+- positions counted by ``torch.arange`` wherever the cached ``_positions`` would be used: the
+  same numbers.
+
+The observation: samplers with and without in-buffer tracking driven through seeded calls of
+every form the index-forms spec passes (ints, lists, 0-d tensors, int32 indices, -1 entries,
+repeats, a slot twice as a pair, batches of 1, 2, capacity and more than capacity, index 0,
+the last slot, a slot past the end that must be refused), each followed by the leaves of every
+channel, the raw priorities, the default priority, a seeded draw and its weights, compared
+bit for bit with the unmutated sampler's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import impls.prioritized_replay as original
+from tests.mutants.source import mutated_module
+
+CAPACITY = 8
+
+EDITS = {
+    # _distinct_and_valid: the fast check's bounds (index 0 or the last slot take the general
+    # path, or every batch does)
+    "low-bound-at-zero": ("        if low.item() < 0 or high.item() >= self._max_capacity:\n",
+                          "        if low.item() <= 0 or high.item() >= self._max_capacity:\n"),
+    "low-bound-at-one": ("        if low.item() < 0 or high.item() >= self._max_capacity:\n",
+                         "        if low.item() < 1 or high.item() >= self._max_capacity:\n"),
+    "high-bound-past-the-end": (
+        "        if low.item() < 0 or high.item() >= self._max_capacity:\n",
+        "        if low.item() < 0 or high.item() > self._max_capacity:\n"),
+    "never-distinct": ("        return bool(self._last_position.index_select(0, index).eq_(position).all())\n",
+                       "        return bool(None)\n"),
+    # _unique: when the shortcut is tried, and when the -1 filter runs
+    "shortcut-from-three": ("        if 1 < n <= self._max_capacity and self._distinct_and_valid(index):\n",
+                            "        if 2 < n <= self._max_capacity and self._distinct_and_valid(index):\n"),
+    "shortcut-from-one": ("        if 1 < n <= self._max_capacity and self._distinct_and_valid(index):\n",
+                          "        if 1 <= n <= self._max_capacity and self._distinct_and_valid(index):\n"),
+    "shortcut-below-capacity": (
+        "        if 1 < n <= self._max_capacity and self._distinct_and_valid(index):\n",
+        "        if 1 < n < self._max_capacity and self._distinct_and_valid(index):\n"),
+    "filter-when-zero": ("        if bool((index < 0).any()):\n", "        if bool((index <= 0).any()):\n"),
+    "filter-below-one": ("        if bool((index < 0).any()):\n", "        if bool((index < 1).any()):\n"),
+    "repeats-checked-from-one": ("        if n > 1:\n", "        if n >= 1:\n"),
+    # update_priority: the usual call's fast check (other calls take the general path)
+    "fast-check-without-index": ("        if (type(index) is torch.Tensor and type(priority) is torch.Tensor",
+                                 "        if (type(None) is torch.Tensor and type(priority) is torch.Tensor"),
+    "fast-check-without-priority": ("        if (type(index) is torch.Tensor and type(priority) is torch.Tensor",
+                                    "        if (type(index) is torch.Tensor and type(None) is torch.Tensor"),
+    "fast-check-1d-only-in-2d": ("                and index.ndim == 1 and index.shape == priority.shape\n",
+                                 "                and index.ndim == 2 and index.shape == priority.shape\n"),
+    "fast-check-no-device": ("        device = self.device\n", "        device = None\n"),
+    "fast-check-index-elsewhere": (
+        "and index.device == priority.device == device):",
+        "and index.device != priority.device == device):"),
+    "fast-check-priority-elsewhere": (
+        "and index.device == priority.device == device):",
+        "and index.device == priority.device != device):"),
+}
+
+
+def _calls(rng: np.random.Generator):
+    """Seeded calls ``(method, args)`` of every form: ``("update", index, priority)`` or
+    ``("mark", index)``."""
+    p = lambda n: torch.as_tensor(rng.integers(1, 640, n) / 64.0, dtype=torch.float32)  # noqa: E731
+    yield "mark", torch.arange(CAPACITY)
+    yield "update", torch.arange(CAPACITY), p(CAPACITY)  # n == capacity, from slot 0
+    yield "update", torch.tensor([0, 7]), p(2)  # index 0 and the last slot, n == 2
+    yield "update", torch.tensor([5]), p(1)  # n == 1
+    yield "update", torch.tensor([3, 3]), p(2)  # a slot twice, n == 2
+    yield "update", torch.tensor([1, 6, 2]), p(3)
+    yield "update", torch.tensor([4, -1, 0]), p(3)
+    yield "update", torch.tensor([7, -1, 7, 2]), p(4)
+    yield "update", torch.arange(20) % CAPACITY, p(20)  # longer than the buffer
+    yield "update", 2, 0.25
+    yield "update", [0, 3], [9.0, 0.5]
+    yield "update", torch.tensor(6), torch.tensor(4.0)
+    yield "update", torch.tensor([1, 5], dtype=torch.int32), p(2)
+    yield "update", torch.tensor([2, 4]), torch.tensor([3, 1])  # integer priorities
+    yield "update", torch.tensor([1, 2]), p(1)  # one priority for two
+    yield "update", torch.tensor([0, CAPACITY]), p(2)  # past the end: refused
+    yield "update", torch.tensor([[1, 2]]), p(2).reshape(1, 2)  # coordinates, no storage: refused
+    yield "mark", torch.tensor([-1, 4, 4, 0])
+    yield "mark", torch.tensor([3])
+    for _ in range(12):  # seeded batches mixing everything
+        n = int(rng.integers(1, 2 * CAPACITY))
+        index = torch.as_tensor(rng.integers(-1, CAPACITY, n))
+        yield "update", index, p(n)
+
+
+def _observe(module, within: bool) -> list:
+    sampler = module.PrioritizedSampler(CAPACITY, 0.6, 0.4, 1e-3,
+                                        max_priority_within_buffer=within)
+
+    class Storage:  # what sample() reads of a storage
+        ndim, shape = 1, (CAPACITY,)
+
+        def __len__(self):
+            return CAPACITY
+
+    seen = []
+    for step, (kind, *args) in enumerate(_calls(np.random.default_rng(0))):
+        try:
+            if kind == "mark":
+                sampler.mark_update(*args)
+            else:
+                sampler.update_priority(*args)
+        except (RuntimeError, IndexError):
+            seen.append("refused")
+        sampler._rng = torch.Generator().manual_seed(step)
+        index, info = sampler.sample(Storage(), 16)
+        seen += [sampler._tree.leaves.clone(), sampler._raw_priority.clone(),
+                 torch.as_tensor(sampler.default_priority), index,
+                 info["priority_weight"]]
+    return seen
+
+
+@pytest.mark.parametrize("edit", list(EDITS))
+def test_index_edit_is_not_observable(edit):
+    mutated = mutated_module("impls.prioritized_replay", *EDITS[edit],
+                             tag=edit.replace("-", "_"))
+    for within in (True, False):
+        want, got = _observe(original, within), _observe(mutated, within)
+        assert len(got) == len(want), f"{edit}: within={within}: another number of refusals"
+        for k, (g, w) in enumerate(zip(got, want, strict=True)):
+            same = g == w if isinstance(w, str) else (
+                isinstance(g, torch.Tensor) and g.dtype == w.dtype and torch.equal(g, w))
+            assert same, f"{edit}: within={within}: observation {k} differs: {g} vs {w}"
+
+
+def test_the_observation_sees_a_real_change():
+    """The probe can fail: an edit that keeps the first of a repeat is seen."""
+    mutated = mutated_module("impls.prioritized_replay", 'position, "amax", include_self=False)',
+                             'position, "amin", include_self=False)', tag="probe_control")
+    assert any(not (isinstance(w, str) and g == w or isinstance(w, torch.Tensor)
+                    and torch.equal(g, w))
+               for g, w in zip(_observe(mutated, True), _observe(original, True), strict=True))
