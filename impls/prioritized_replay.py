@@ -273,12 +273,9 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
             position = torch.arange(n, device=index.device)
             self._last_position.scatter_reduce_(0, index, position, "amax", include_self=False)
             last = self._last_position.index_select(0, index) == position
-            if not bool(last.all()):
-                index = index[last]
-                if priority is not None and priority.ndim:
-                    priority = priority[last]
-                    if q is not None:
-                        q = q[last]
+            index = index[last]
+            if priority is not None and priority.ndim:
+                priority, q = priority[last], q[last]
         return (index, priority, q, given) if with_q else (index, priority)
 
     def _distinct_and_valid(self, index: torch.Tensor) -> bool:

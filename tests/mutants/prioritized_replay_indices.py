@@ -46,9 +46,9 @@ MUTANTS = {
     "REPLACED_NOT_GIVEN": ("                    self._seen(given.max())\n",
                            "                    self._seen(priority.max())\n"),
     "REPEATS_OF_MARK_UPDATE": (
-        "                if priority is not None and priority.ndim:\n"
-        "                    priority = priority[last]\n",
-        "                if priority.ndim:\n                    priority = priority[last]\n"),
+        "            if priority is not None and priority.ndim:\n"
+        "                priority, q = priority[last], q[last]\n",
+        "            if priority.ndim:\n                priority, q = priority[last], q[last]\n"),
 }
 
 globals().update({name: reference_with_sampler(name, old, new)

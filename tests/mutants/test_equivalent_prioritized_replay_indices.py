@@ -9,8 +9,15 @@ Two kinds of edit are equivalent there:
   negative; moving a boundary sends some batches down the general path, which gives the same
   result (only the cost moves), and the fast check of the tensor call in ``update_priority``
   sends other calls down the general path for the same reason;
-- positions counted by ``torch.arange`` wherever the cached ``_positions`` would be used: the
-  same numbers.
+- q recomputed by ``_write`` for a batch of the fast path (nothing filtered, nothing
+  deduplicated: the same vector, the same q).
+
+Companion tests: ``test_the_observation_sees_a_real_change`` (the probe fails on an edit that
+is not equivalent), and ``test_q_is_rounded_as_torchrl_rounds_it``, the property that the
+*outside* classifications of the q edits name: q is computed, as TorchRL computes it, over the
+whole vector of valid priorities before repeats are dropped, so that tree values equal
+TorchRL's bit for bit; each of those edits breaks that (by one float32 ulp of one q), which no
+spec can see (their tolerances are TorchRL's float32 trees').
 
 The observation: samplers with and without in-buffer tracking driven through seeded calls of
 every form the index-forms spec passes (ints, lists, 0-d tensors, int32 indices, -1 entries,
@@ -62,6 +69,12 @@ EDITS = {
     "fast-check-1d-only-in-2d": ("                and index.ndim == 1 and index.shape == priority.shape\n",
                                  "                and index.ndim == 2 and index.shape == priority.shape\n"),
     "fast-check-no-device": ("        device = self.device\n", "        device = None\n"),
+    # the fast path's batch is neither filtered nor deduplicated: q recomputed by _write from
+    # the same vector is the same q
+    "fast-path-q-recomputed": ("                self._write(index, priority, q=q)\n",
+                               "                self._write(index, priority, q=None)\n"),
+    "fast-path-q-left-out": ("                self._write(index, priority, q=q)\n",
+                             "                self._write(index, priority, )\n"),
     "fast-check-index-elsewhere": (
         "and index.device == priority.device == device):",
         "and index.device != priority.device == device):"),
@@ -147,3 +160,53 @@ def test_the_observation_sees_a_real_change():
     assert any(not (isinstance(w, str) and g == w or isinstance(w, torch.Tensor)
                     and torch.equal(g, w))
                for g, w in zip(_observe(mutated, True), _observe(original, True), strict=True))
+
+
+#: edits that change q by an ulp on batches with repeats or -1 entries (classified outside)
+ULP_EDITS = {
+    "q-dropped-with-repeats": ("                priority, q = priority[last], q[last]\n",
+                               "                priority, q = priority[last], None\n"),
+    "write-recomputes-q": ("        q = self._q(raw) if q is None else q\n",
+                           "        q = self._q(raw) if (q is None) or True else q\n"),
+    "general-path-q-recomputed": ("\n        self._write(index, priority, q=q)\n",
+                                  "\n        self._write(index, priority, q=None)\n"),
+    "general-path-q-left-out": ("\n        self._write(index, priority, q=q)\n",
+                                "\n        self._write(index, priority, )\n"),
+    "default-in-float64": ("        default = self._default_tensor().to(torch.get_default_dtype())\n",
+                           "        default = self._default_tensor().to(None)\n"),
+}
+
+
+def _tree_values(sampler_cls, within: bool) -> torch.Tensor:
+    """Tree values after seeded batches with repeats and -1 entries of odd lengths (through
+    the general path too: a list index), and a write over the maximum, on 64 slots."""
+    import warnings
+
+    sampler = sampler_cls(64, alpha=0.6, beta=0.4, eps=1e-3, max_priority_within_buffer=within)
+    generator = torch.Generator().manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sampler.mark_update(torch.arange(64))
+        for n in (37, 53, 61, 101, 130):
+            index = torch.randint(-1, 64, (n,), generator=generator)
+            priority = torch.rand(n, generator=generator) * 10
+            sampler.update_priority(index, priority)
+            sampler.update_priority(index.tolist(), priority.tolist())
+        sampler.update_priority(torch.tensor([5]), torch.tensor([1 / 3]))
+        sampler.mark_update(torch.tensor([0, 1]))  # new items get the (not float32-exact) max
+    return torch.as_tensor(sampler._sum_tree[torch.arange(64)]).double()
+
+
+@pytest.mark.parametrize("edit", [None, *ULP_EDITS])
+def test_q_is_rounded_as_torchrl_rounds_it(edit):
+    from torchrl.data import PrioritizedSampler as TorchRL
+
+    module = original if edit is None else mutated_module(
+        "impls.prioritized_replay", *ULP_EDITS[edit], tag=edit.replace("-", "_"))
+    # without in-buffer tracking (TorchRL's default): no design difference moves a value
+    same = torch.equal(_tree_values(module.PrioritizedSampler, False),
+                       _tree_values(TorchRL, False))
+    if edit is None:
+        assert same, "the reference's q no longer equals TorchRL's bit for bit"
+    else:
+        assert not same, f"{edit}: q still equal to TorchRL's: the edit is equivalent"
