@@ -317,33 +317,26 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         """Set the raw priorities of stored items (see ``torchrl.data.PrioritizedSampler``)."""
         self._maybe_init_from_storage(storage)
         device = self.device
-        if (type(index) is torch.Tensor and type(priority) is torch.Tensor  # the usual call
-                and index.ndim == 1 and index.shape == priority.shape
+        if not (type(index) is torch.Tensor and type(priority) is torch.Tensor  # the usual
+                and index.ndim == 1 and index.shape == priority.shape  # call is already in
                 and index.dtype == torch.long and index.device == priority.device == device):
-            index, priority, q, given = self._unique(index, priority.detach(), with_q=True)
-            if len(index):
-                self._write(index, priority, q=q)
-                if not self._max_priority_within_buffer:
-                    self._seen(given.max())
-            return
-        priority = torch.as_tensor(priority, device=device).detach()
-        index = self._flat(index, storage)
-        if priority.numel() > 1 and priority.shape != index.shape:
-            try:
-                priority = priority.reshape(index.shape)
-            except RuntimeError as err:
-                raise RuntimeError(
-                    f"priority should be a number or an iterable of the same length as index: "
-                    f"got priority of shape {tuple(priority.shape)} for {index.numel()} "
-                    f"indices") from err
-        elif priority.numel() <= 1:
-            priority = priority.reshape(())
-        index, priority, q, given = self._unique(index, priority, with_q=True)
-        if index.numel() == 0:
-            return
-        self._write(index, priority, q=q)
-        if not self._max_priority_within_buffer:
-            self._seen(given.max())
+            priority = torch.as_tensor(priority, device=device)
+            index = self._flat(index, storage)
+            if priority.numel() > 1 and priority.shape != index.shape:
+                try:
+                    priority = priority.reshape(index.shape)
+                except RuntimeError as err:
+                    raise RuntimeError(
+                        f"priority should be a number or an iterable of the same length as "
+                        f"index: got priority of shape {tuple(priority.shape)} for "
+                        f"{index.numel()} indices") from err
+            elif priority.numel() <= 1:
+                priority = priority.reshape(())
+        index, priority, q, given = self._unique(index, priority.detach(), with_q=True)
+        if index.numel():
+            self._write(index, priority, q=q)
+            if not self._max_priority_within_buffer:
+                self._seen(given.max())
 
     def mark_update(self, index, *, storage=None) -> None:
         """New items were written at ``index``: give them the default priority."""

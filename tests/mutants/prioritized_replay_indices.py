@@ -14,8 +14,8 @@ passed one flat long tensor of distinct indices):
 - ``COORDINATES_WITHOUT_STORAGE``: coordinates without ``storage=`` fail on ``None.shape``;
 - ``DEFAULT_NOT_SEEN``: without in-buffer tracking the default given to new items does not
   count as given;
-- ``LIST_PRIORITY_NOT_SEEN``: without in-buffer tracking a priority given as a list (the general
-  path) does not count as given;
+- ``GIVEN_NOT_SEEN``: without in-buffer tracking a priority given by ``update_priority`` does
+  not count as given;
 - ``REPLACED_NOT_GIVEN``: without in-buffer tracking a priority that a later entry of the same
   call replaces does not count as given (the reference before issue #31);
 - ``REPEATS_OF_MARK_UPDATE``: ``mark_update`` of a repeated slot (an extend that wraps the ring)
@@ -37,14 +37,13 @@ MUTANTS = {
     "COORDINATES_COLUMN_MAJOR": ("            flat = flat * size + column\n",
                                  "            flat = flat + column * size\n"),
     "PRIORITY_LENGTH_UNCHECKED": (
-        "        if priority.numel() > 1 and priority.shape != index.shape:\n",
-        "        if priority.numel() > 1 and priority.ndim != 1:\n"),
+        "            if priority.numel() > 1 and priority.shape != index.shape:\n",
+        "            if priority.numel() > 1 and priority.ndim != 1:\n"),
     "COORDINATES_WITHOUT_STORAGE": ("        if storage is None:\n            raise RuntimeError(",
                                     "        if False:\n            raise RuntimeError("),
     "DEFAULT_NOT_SEEN": ("            self._seen(default)\n", "            pass\n"),
-    "LIST_PRIORITY_NOT_SEEN": ("\n            self._seen(given.max())\n", "\n            pass\n"),
-    "REPLACED_NOT_GIVEN": ("                    self._seen(given.max())\n",
-                           "                    self._seen(priority.max())\n"),
+    "GIVEN_NOT_SEEN": ("self._seen(given.max())", "pass"),
+    "REPLACED_NOT_GIVEN": ("self._seen(given.max())", "self._seen(priority.max())"),
     "REPEATS_OF_MARK_UPDATE": (
         "            if priority is not None and priority.ndim:\n"
         "                priority, q = priority[last], q[last]\n",

@@ -9,8 +9,6 @@ Two kinds of edit are equivalent there:
   negative; moving a boundary sends some batches down the general path, which gives the same
   result (only the cost moves), and the fast check of the tensor call in ``update_priority``
   sends other calls down the general path for the same reason;
-- q recomputed by ``_write`` for a batch of the fast path (nothing filtered, nothing
-  deduplicated: the same vector, the same q).
 
 Companion tests: ``test_the_observation_sees_a_real_change`` (the probe fails on an edit that
 is not equivalent), and ``test_q_is_rounded_as_torchrl_rounds_it``, the property that the
@@ -62,19 +60,13 @@ EDITS = {
     "filter-below-one": ("        if bool((index < 0).any()):\n", "        if bool((index < 1).any()):\n"),
     "repeats-checked-from-one": ("        if n > 1:\n", "        if n >= 1:\n"),
     # update_priority: the usual call's fast check (other calls take the general path)
-    "fast-check-without-index": ("        if (type(index) is torch.Tensor and type(priority) is torch.Tensor",
-                                 "        if (type(None) is torch.Tensor and type(priority) is torch.Tensor"),
-    "fast-check-without-priority": ("        if (type(index) is torch.Tensor and type(priority) is torch.Tensor",
-                                    "        if (type(index) is torch.Tensor and type(None) is torch.Tensor"),
-    "fast-check-1d-only-in-2d": ("                and index.ndim == 1 and index.shape == priority.shape\n",
-                                 "                and index.ndim == 2 and index.shape == priority.shape\n"),
+    "fast-check-without-index": ("        if not (type(index) is torch.Tensor and type(priority) is torch.Tensor",
+                                 "        if not (type(None) is torch.Tensor and type(priority) is torch.Tensor"),
+    "fast-check-without-priority": ("        if not (type(index) is torch.Tensor and type(priority) is torch.Tensor",
+                                    "        if not (type(index) is torch.Tensor and type(None) is torch.Tensor"),
+    "fast-check-1d-only-in-2d": ("and index.ndim == 1 and index.shape == priority.shape",
+                                 "and index.ndim == 2 and index.shape == priority.shape"),
     "fast-check-no-device": ("        device = self.device\n", "        device = None\n"),
-    # the fast path's batch is neither filtered nor deduplicated: q recomputed by _write from
-    # the same vector is the same q
-    "fast-path-q-recomputed": ("                self._write(index, priority, q=q)\n",
-                               "                self._write(index, priority, q=None)\n"),
-    "fast-path-q-left-out": ("                self._write(index, priority, q=q)\n",
-                             "                self._write(index, priority, )\n"),
     "fast-check-index-elsewhere": (
         "and index.device == priority.device == device):",
         "and index.device != priority.device == device):"),
@@ -168,10 +160,10 @@ ULP_EDITS = {
                                "                priority, q = priority[last], None\n"),
     "write-recomputes-q": ("        q = self._q(raw) if q is None else q\n",
                            "        q = self._q(raw) if (q is None) or True else q\n"),
-    "general-path-q-recomputed": ("\n        self._write(index, priority, q=q)\n",
-                                  "\n        self._write(index, priority, q=None)\n"),
-    "general-path-q-left-out": ("\n        self._write(index, priority, q=q)\n",
-                                "\n        self._write(index, priority, )\n"),
+    "q-recomputed-after-dedup": ("            self._write(index, priority, q=q)\n",
+                                 "            self._write(index, priority, q=None)\n"),
+    "q-left-out": ("            self._write(index, priority, q=q)\n",
+                   "            self._write(index, priority, )\n"),
     "default-in-float64": ("        default = self._default_tensor().to(torch.get_default_dtype())\n",
                            "        default = self._default_tensor().to(None)\n"),
 }

@@ -40,7 +40,7 @@ CASES = {
     "COORDINATES_WITHOUT_STORAGE": ("refused with another error than TorchRL's", [
         "test_coordinates_without_the_storage_are_refused[{}]"]),
     "DEFAULT_NOT_SEEN": ("below the initial 1.0 != 1.0", [HISTORICAL]),
-    "LIST_PRIORITY_NOT_SEEN": ("a new maximum given as a list", [HISTORICAL]),
+    "GIVEN_NOT_SEEN": ("a new maximum given as a list", [HISTORICAL]),
     "REPLACED_NOT_GIVEN": ("12.5, then replaced", [HISTORICAL]),
     "REPEATS_OF_MARK_UPDATE": ("'NoneType' object has no attribute 'ndim'", [
         MARK.format("{}", "repeated-slots"), HISTORICAL]),
