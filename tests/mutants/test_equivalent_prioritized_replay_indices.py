@@ -66,6 +66,8 @@ EDITS = {
                                     "        if not (type(index) is torch.Tensor and type(None) is torch.Tensor"),
     "fast-check-1d-only-in-2d": ("and index.ndim == 1 and index.shape == priority.shape",
                                  "and index.ndim == 2 and index.shape == priority.shape"),
+    "fast-check-not-1d": ("and index.ndim == 1 and index.shape == priority.shape",
+                          "and index.ndim != 1 and index.shape == priority.shape"),
     "fast-check-no-device": ("        device = self.device\n", "        device = None\n"),
     "fast-check-index-elsewhere": (
         "and index.device == priority.device == device):",
