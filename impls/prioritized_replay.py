@@ -299,7 +299,7 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
 
     # ------------------------------------------------------------------------ updates
     def _write(self, index: torch.Tensor, raw: torch.Tensor, q=None) -> None:
-        raw = raw.expand(index.shape)  # one priority for all, or one each
+        raw = raw if raw.ndim else raw.expand(index.shape)  # one priority for all, or one each
         q = self._q(raw) if q is None else q
         tree = self._tree
         leaves = self._raw.new_empty((len(tree.ops), index.numel()))  # float64, tree's device

@@ -66,6 +66,9 @@ EDITS = {
                                     "        if not (type(index) is torch.Tensor and type(None) is torch.Tensor"),
     "fast-check-1d-only-in-2d": ("and index.ndim == 1 and index.shape == priority.shape",
                                  "and index.ndim == 2 and index.shape == priority.shape"),
+    # _write: priorities reach it as one number (0-d) or one per index, never otherwise
+    "write-always-expands": ("        raw = raw if raw.ndim else raw.expand(index.shape)",
+                             "        raw = raw if (raw.ndim) and False else raw.expand(index.shape)"),
     "fast-check-not-1d": ("and index.ndim == 1 and index.shape == priority.shape",
                           "and index.ndim != 1 and index.shape == priority.shape"),
     "fast-check-no-device": ("        device = self.device\n", "        device = None\n"),
