@@ -317,8 +317,10 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         """Set the raw priorities of stored items (see ``torchrl.data.PrioritizedSampler``)."""
         self._maybe_init_from_storage(storage)
         device = self.device
-        if not (type(index) is torch.Tensor and type(priority) is torch.Tensor  # the usual
-                and index.ndim == 1 and index.shape == priority.shape  # call is already in
+        # the usual call (flat long indices, one priority each, on the tree's device) needs
+        # no conversion; any other form is converted first
+        if not (type(index) is torch.Tensor and type(priority) is torch.Tensor
+                and index.ndim == 1 and index.shape == priority.shape
                 and index.dtype == torch.long and index.device == priority.device == device):
             priority = torch.as_tensor(priority, device=device)
             index = self._flat(index, storage)

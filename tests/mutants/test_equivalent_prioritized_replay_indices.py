@@ -60,10 +60,10 @@ EDITS = {
     "filter-below-one": ("        if bool((index < 0).any()):\n", "        if bool((index < 1).any()):\n"),
     "repeats-checked-from-one": ("        if n > 1:\n", "        if n >= 1:\n"),
     # update_priority: the usual call's fast check (other calls take the general path)
-    "fast-check-without-index": ("        if not (type(index) is torch.Tensor and type(priority) is torch.Tensor",
-                                 "        if not (type(None) is torch.Tensor and type(priority) is torch.Tensor"),
-    "fast-check-without-priority": ("        if not (type(index) is torch.Tensor and type(priority) is torch.Tensor",
-                                    "        if not (type(index) is torch.Tensor and type(None) is torch.Tensor"),
+    "fast-check-without-index": ("if not (type(index) is torch.Tensor and type(priority) is torch.Tensor",
+                                 "if not (type(None) is torch.Tensor and type(priority) is torch.Tensor"),
+    "fast-check-without-priority": ("if not (type(index) is torch.Tensor and type(priority) is torch.Tensor",
+                                    "if not (type(index) is torch.Tensor and type(None) is torch.Tensor"),
     "fast-check-1d-only-in-2d": ("and index.ndim == 1 and index.shape == priority.shape",
                                  "and index.ndim == 2 and index.shape == priority.shape"),
     # _write: priorities reach it as one number (0-d) or one per index, never otherwise
