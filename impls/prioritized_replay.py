@@ -32,7 +32,8 @@ Differences from ``torchrl.data.PrioritizedSampler`` (0.14.1), all intended:
   back to 1.0 for the next write; it also rescans every slot (O(capacity)) when the max item is
   overwritten or lowered. Here the maximum is a tree root: O(log N) always.
 - ``upper_priority`` (optional) caps the default priority (pytorch/rl#2210's ``_upper_priority``).
-- A repeated index in one ``update_priority`` call takes its last priority.
+- A repeated index in one ``update_priority`` call takes its last priority (every priority
+  given still counts for the historical maximum, as upstream).
 - Changing ``alpha`` rebuilds the sums from the raw priorities in one O(capacity) pass (every
   weight changes, so nothing cheaper exists), also away from ``alpha == 0``.
 - ``state_dict`` stores raw priorities (plus TorchRL's tree objects, so that either class loads
@@ -232,31 +233,33 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
 
     # -------------------------------------------------------------------------- indices
     def _flat(self, index, storage) -> torch.Tensor:
-        if isinstance(index, tuple):
-            index = torch.stack([torch.as_tensor(i) for i in index], -1)
+        """Flat (row-major) long indices on the tree's device, from an int, a sequence, a
+        tensor of flat indices or an ``[..., ndim]`` tensor of storage coordinates (the buffer
+        stacks the tuple that ``sample`` returns for an N-d storage into one)."""
         index = torch.as_tensor(index, dtype=torch.long, device=self.device)
-        if index.ndim == 0:
-            return index.reshape(1)
-        if index.ndim > 1:
-            if storage is None:
-                raise RuntimeError(
-                    "storage should be provided to update_priority when the storage has "
-                    "more than one dimension.")
-            shape = tuple(storage.shape)
-            strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
-            index = (index * torch.tensor(strides, device=self.device)).sum(-1)
-        return index.reshape(-1)
+        if index.ndim < 2:
+            return index.reshape(-1)
+        if storage is None:
+            raise RuntimeError(
+                f"storage should be provided to update_priority when the storage has more "
+                f"than one dimension (got an index of shape {tuple(index.shape)})")
+        flat = 0  # Horner's scheme over the coordinates: row-major
+        for size, column in zip(storage.shape, index.unbind(-1), strict=True):
+            flat = flat * size + column
+        return flat.reshape(-1)
 
     def _unique(self, index: torch.Tensor, priority: torch.Tensor | None = None,
                 with_q: bool = False):
         """Drop the -1 entries (TensorDictMaxValueWriter) and keep the last of repeats, so
         that every channel gets the same value for a repeated index. With ``with_q``, also
         return ``q`` computed, as upstream does, on the whole vector of valid priorities before
-        repeats are dropped: torch's vectorised pow can differ by one ulp with the length and
-        position of an element, and the same q as upstream's is what makes the weights equal."""
+        repeats are dropped (torch's vectorised pow can differ by one ulp with the length and
+        position of an element, and the same q as upstream's is what makes the weights equal),
+        and that vector itself: every priority given counts for the historical maximum, also
+        one that a later entry of the same call replaces (as upstream)."""
         n = index.numel()
         if 1 < n <= self._max_capacity and self._distinct_and_valid(index):
-            return (index, priority, self._q(priority)) if with_q else (index, priority)
+            return (index, priority, self._q(priority), priority) if with_q else (index, priority)
         if bool((index < 0).any()):
             keep = index >= 0
             index = index[keep]
@@ -264,27 +267,23 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
                 priority = priority[keep]
             n = index.numel()
         q = self._q(priority) if with_q else None
+        given = priority
         if n > 1:
-            position = (self._positions[:n] if n <= self._max_capacity
-                        else torch.arange(n, device=index.device))
+            position = torch.arange(n, device=index.device)
             self._last_position.scatter_reduce_(0, index, position, "amax", include_self=False)
             last = self._last_position.index_select(0, index) == position
-            if not bool(last.all()):
-                index = index[last]
-                if priority is not None and priority.ndim:
-                    priority = priority[last]
-                    if q is not None:
-                        q = q[last]
-        return (index, priority, q) if with_q else (index, priority)
+            index = index[last]
+            if priority is not None and priority.ndim:
+                priority, q = priority[last], q[last]
+        return (index, priority, q, given) if with_q else (index, priority)
 
     def _distinct_and_valid(self, index: torch.Tensor) -> bool:
         """True when ``index`` (1 < n <= capacity entries) holds no -1 and no repeat, in O(n)
         and one host read: each entry writes its position into a per-slot scratch, and a repeat
         leaves at least one entry reading back another entry's position (whichever write won).
-        A sort (``torch.unique``) cost several times more at batch 256."""
-        if index.device.type != "cpu":
-            distinct = torch.unique(index)  # sorted
-            return distinct.numel() == index.numel() and distinct[0].item() >= 0
+        A sort (``torch.unique``) cost several times more at batch 256. The scratch check is
+        correct on any device: whichever of the repeated writes wins, another entry of the
+        repeat reads a position that is not its own."""
         low, high = torch.aminmax(index)
         if low.item() < 0 or high.item() >= self._max_capacity:
             return False
@@ -293,19 +292,17 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         return bool(self._last_position.index_select(0, index).eq_(position).all())
 
     def _q(self, priority: torch.Tensor) -> torch.Tensor:
-        """``(p + eps) ** alpha`` in the priorities' own dtype, as upstream (integers as
-        ``torch.as_tensor(float)`` would give them)."""
-        given = priority if priority.is_floating_point() else priority.to(torch.get_default_dtype())
-        return torch.pow(given + self._eps, self._alpha)
+        """``(p + eps) ** alpha`` in the priorities' own dtype, as upstream (integers promote
+        to the default dtype when eps, a Python float, is added)."""
+        return torch.pow(priority + self._eps, self._alpha)
 
     # ------------------------------------------------------------------------ updates
     def _write(self, index: torch.Tensor, raw: torch.Tensor, q=None) -> None:
-        raw = raw if raw.ndim else raw.expand(index.shape)
+        raw = raw if raw.ndim else raw.expand(index.shape)  # one priority for all, or one each
         q = self._q(raw) if q is None else q
         tree = self._tree
-        leaves = torch.empty((len(tree.ops), index.numel()), dtype=torch.float64,
-                             device=index.device)
-        leaves[_Q : _Q_MIN + 1].copy_(q)  # q and its min channel, promoted to float64
+        leaves = self._raw.new_empty((len(tree.ops), index.numel()))  # float64, tree's device
+        leaves.copy_(q)  # q in every channel, promoted; the -p channel is written below
         raw = raw.to(torch.float64)
         if self._max_priority_within_buffer:
             torch.neg(raw, out=leaves[_NEG_P])
@@ -317,36 +314,30 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
 
     def update_priority(self, index, priority, *, storage=None) -> None:
         """Set the raw priorities of stored items (see ``torchrl.data.PrioritizedSampler``)."""
-        if storage is not None:
-            self._maybe_init_from_storage(storage)
-        device = self._tree.levels[0].device
-        if (type(index) is torch.Tensor and type(priority) is torch.Tensor  # the usual call
+        self._maybe_init_from_storage(storage)
+        device = self.device
+        # the usual call (flat long indices, one priority each, on the tree's device) needs
+        # no conversion; any other form is converted first
+        if not (type(index) is torch.Tensor and type(priority) is torch.Tensor
                 and index.ndim == 1 and index.shape == priority.shape
                 and index.dtype == torch.long and index.device == priority.device == device):
-            index, priority, q = self._unique(index, priority.detach(), with_q=True)
-            if len(index):
-                self._write(index, priority, q=q)
-                if not self._max_priority_within_buffer:
-                    self._seen(priority.max())
-            return
-        priority = torch.as_tensor(priority, device=device).detach()
-        index = self._flat(index, storage)
-        if priority.numel() > 1 and priority.shape != index.shape:
-            try:
-                priority = priority.reshape(index.shape)
-            except RuntimeError as err:
-                raise RuntimeError(
-                    "priority should be a number or an iterable of the same length as index. "
-                    f"Got priority of shape {tuple(priority.shape)} and {index.numel()} "
-                    "indices.") from err
-        elif priority.numel() <= 1:
-            priority = priority.reshape(())
-        index, priority, q = self._unique(index, priority, with_q=True)
-        if index.numel() == 0:
-            return
-        self._write(index, priority, q=q)
-        if not self._max_priority_within_buffer:
-            self._seen(priority.max())
+            priority = torch.as_tensor(priority, device=device)
+            index = self._flat(index, storage)
+            if priority.numel() > 1 and priority.shape != index.shape:
+                try:
+                    priority = priority.reshape(index.shape)
+                except RuntimeError as err:
+                    raise RuntimeError(
+                        f"priority should be a number or an iterable of the same length as "
+                        f"index: got priority of shape {tuple(priority.shape)} for "
+                        f"{index.numel()} indices") from err
+            elif priority.numel() <= 1:
+                priority = priority.reshape(())
+        index, priority, q, given = self._unique(index, priority.detach(), with_q=True)
+        if index.numel():
+            self._write(index, priority, q=q)
+            if not self._max_priority_within_buffer:
+                self._seen(given.max())
 
     def mark_update(self, index, *, storage=None) -> None:
         """New items were written at ``index``: give them the default priority."""
@@ -356,9 +347,8 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
             return
         if self._max_priority_within_buffer:
             # the replaced items leave the buffer before the new ones get their priority
-            gone = torch.tensor([[0.0], [math.inf], [math.inf]], dtype=torch.float64,
-                                device=self.device).expand(3, index.numel())
-            self._tree.set(index, gone)
+            # (every channel: _write rewrites q and its min right after)
+            self._tree.set(index, self._raw.new_full((3, index.numel()), math.inf))
             self._raw.index_fill_(0, index, math.inf)
         # as upstream's torch.as_tensor(default_priority): the default dtype
         default = self._default_tensor().to(torch.get_default_dtype())

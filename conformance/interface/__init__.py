@@ -73,6 +73,7 @@ from conformance.interface.prioritized_replay import (
     PrioritizedCheckpoints,
     PrioritizedDraw,
     PrioritizedHistorical,
+    PrioritizedIndexForms,
     PrioritizedReplay,
     PrioritizedSamplerKeywords,
     PrioritizedSamplerTree,
@@ -112,7 +113,9 @@ CAPABILITIES: dict[str, dict[str, type]] = {
                            # the sampler's own keywords and the buffer's own generator
                            "sampler_buffer": PrioritizedSamplerKeywords,
                            # the classes with TorchRL's other options (storage, dtype, sync)
-                           "option_buffer": PrioritizedBufferOptions},
+                           "option_buffer": PrioritizedBufferOptions,
+                           # update_priority / mark_update with the inputs as given
+                           "update_as_given": PrioritizedIndexForms},
     "sac_done_states": {"batch_around_loss": SACCallerBatch},
 }
 
@@ -133,8 +136,8 @@ __all__ = [
     "CompositeLogProbWithSum", "CompositeLogProbs", "CompositePPOChanged", "CompositePPOStep",
     "CriticLoss", "CriticReport", "Implementation", "PPOCriticOptions", "PPOLossFamily",
     "PPOValueClipping", "PPO_LOSS_CLASSES", "PROTOCOLS", "PrioritizedBuffer", "PrioritizedDraw",
-    "PrioritizedHistorical", "PrioritizedReplay", "PrioritizedSamplerKeywords",
-    "PrioritizedSamplerTree", "PrioritizedSlices",
+    "PrioritizedHistorical", "PrioritizedIndexForms", "PrioritizedReplay",
+    "PrioritizedSamplerKeywords", "PrioritizedSamplerTree", "PrioritizedSlices",
     "PrioritizedTrees", "SACBatch", "SACCallerBatch", "SACDoneStates", "SACHeldBatch",
     "SAC_LAYOUTS", "SegmentTreeHandle",
     "SACNetworks", "SACOutcome", "TanhNormalMode", "TanhNormalScore", "Untestable",

@@ -278,4 +278,29 @@ class PrioritizedBufferOptions(Protocol):
         ``[n, k]`` array, written whole as the ``td_error`` of the ``n`` items. Its sampler
         (the one holding the priorities, also with ``sync=False``) is what the checkpoint
         capability (``dump_sampler``, ``sampler_state``) reads."""
+
+
+# ------------------------------------------------ issue #31: index and priority forms
+class PrioritizedIndexForms(Protocol):
+    """§5: ``update_priority`` and ``mark_update`` called as TorchRL users and TorchRL's own
+    writers call them, with the index and priority objects passed on exactly as given (torch
+    tensors of any dtype and shape, an int, a list, a tuple of one index tensor per storage
+    dimension; ``-1`` entries, as ``TensorDictMaxValueWriter`` writes them for items it did
+    not store; repeated entries). ``buffer`` is a buffer made by ``buffer(...)``."""
+
+    def update_as_given(self, buffer: PrioritizedBuffer, index: object,
+                        priority: object) -> None:
+        """``rb.update_priority(index, priority)`` on the buffer itself."""
+        ...
+
+    def mark_update_as_given(self, buffer: PrioritizedBuffer, index: object) -> None:
+        """``rb.mark_update(index)``: the items at ``index`` were rewritten in place (what a
+        writer reports after a write); they get the default priority."""
+        ...
+
+    def sampler_update_as_given(self, buffer: PrioritizedBuffer, index: object,
+                                priority: object, *, with_storage: bool) -> None:
+        """``sampler.update_priority(index, priority)`` called on the buffer's sampler
+        itself, with ``storage=`` the buffer's storage when ``with_storage`` (the keyword
+        TorchRL's sampler needs to map an N-d index to a flat one), without it otherwise."""
         ...

@@ -179,6 +179,22 @@ class PrioritizedReplayArea:
             buffer.sampler.load_state_dict(state)
         buffer.alpha = buffer.sampler.alpha
 
+    # -- conformance.interface.PrioritizedIndexForms: update_priority / mark_update with the
+    # index and priority objects as given (tensors moved to a GPU run's device, nothing else)
+    def update_as_given(self, buffer, index, priority):
+        with quiet():
+            buffer.rb.update_priority(_on(buffer, index), _on(buffer, priority))
+
+    def mark_update_as_given(self, buffer, index):
+        with quiet():
+            buffer.rb.mark_update(_on(buffer, index))
+
+    def sampler_update_as_given(self, buffer, index, priority, *, with_storage):
+        storage = buffer.rb.storage if with_storage else None
+        with quiet():
+            buffer.sampler.update_priority(_on(buffer, index), _on(buffer, priority),
+                                           storage=storage)
+
     # -- conformance.interface.PrioritizedBufferClasses: the buffer classes TorchRL's examples
     # build ({name: class}, set by make; None: the capability fails naming what is missing)
     example_classes = None
@@ -275,6 +291,13 @@ class PrioritizedReplayArea:
         return PrioritizedDraw(index=torch.as_tensor(index).cpu().numpy().astype(np.int64),
                                item=torch.as_tensor(item).reshape(-1).cpu().numpy().astype(np.int64),
                                weight=torch.as_tensor(weight).reshape(-1).cpu().numpy())
+
+def _on(buffer, value):
+    """``value`` (a tensor, or a tuple of them) on the buffer's device; anything else as is."""
+    if isinstance(value, tuple):
+        return tuple(_on(buffer, v) for v in value)
+    return buffer._placed(value) if isinstance(value, torch.Tensor) else value
+
 
 def _storage(capacity, device, **kwargs):
     from torchrl.data import LazyTensorStorage
