@@ -28,3 +28,29 @@ def test_only_needs_one_area(capsys):
     else:
         raise AssertionError("--only without --area ran")
     assert "--only needs exactly one --area" in capsys.readouterr().err
+
+
+def test_the_sample_rechecks_an_unexplained_survivor_against_the_whole_area(monkeypatch):
+    """mutmut's per-function test selection can miss a spec; the sample re-runs the whole
+    area's specs on an unexplained survivor, and a failing spec makes it a kill."""
+    from types import SimpleNamespace
+
+    from tests.mutants import mutation_sample
+
+    calls = []
+
+    def fake_run(cmd, **kwargs):
+        calls.append(kwargs["env"]["MUTANT_UNDER_TEST"])
+        return SimpleNamespace(returncode=1 if "killed" in calls[-1] else 0, stdout="", stderr="")
+
+    monkeypatch.setattr(mutation_sample.subprocess, "run", fake_run)
+    rows = [{"key": "k1", "mutant": "m_killed", "status": mutation.SURVIVED, "class": "unclassified"},
+            {"key": "k2", "mutant": "m_lives", "status": mutation.SURVIVED, "class": "unclassified"},
+            {"key": "k3", "mutant": "m_known", "status": mutation.SURVIVED, "class": "outside"},
+            {"key": "k4", "mutant": "m_dead", "status": mutation.KILLED}]
+    mutation_sample.recheck("composite_log_prob", rows)
+    assert calls == ["m_killed", "m_lives"]  # only the unexplained survivors cost a run
+    assert rows[0]["status"] == mutation.KILLED and rows[0]["rechecked"]
+    assert "class" not in rows[0]
+    assert rows[1]["status"] == mutation.SURVIVED and rows[1]["class"] == "unclassified"
+    assert mutation.summary(rows)["unclassified"] == 1
