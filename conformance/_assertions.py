@@ -78,3 +78,21 @@ def assert_close(what: str, actual, expected, *, params: dict, rtol: float = 0.0
 
 def is_finite(x) -> bool:
     return all(math.isfinite(v) for v in np.asarray(x, dtype=np.float64).ravel())
+
+
+def assert_refused_naming(build, name: str, value: float, *, params: dict) -> None:
+    """``build()`` must raise, with an error whose words name the parameter and the value
+    given (any error type: the words are the spec), not build something from a bad value."""
+    __tracebackhide__ = True
+    try:
+        build()
+    except Exception as exc:  # noqa: BLE001 - any error type, its words are the spec
+        text = str(exc)
+        if name in text and f"{value:g}" in text:
+            return
+        raise AssertionError(message(
+            f"the error for {name} = {value:g} does not name the parameter and its value",
+            params=params, expected=f"a message holding {name!r} and {value:g}",
+            actual=f"{type(exc).__name__}: {text}")) from exc
+    raise AssertionError(message(f"a buffer was built with {name} = {value:g}", params=params,
+                                 expected="an error naming the parameter", actual="no error"))

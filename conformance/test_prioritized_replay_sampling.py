@@ -28,7 +28,7 @@ import pytest
 import torch
 
 from conformance import capabilities, device
-from conformance._assertions import assert_close, message
+from conformance._assertions import assert_close, assert_refused_naming, message
 from conformance.oracles.prioritized_replay import ReplayModel
 from conformance.test_prioritized_replay import Run, _filled, _short
 from conformance.test_prioritized_replay_buffer_classes import HistoricalModel
@@ -122,24 +122,9 @@ def test_a_non_positive_upper_bound_is_refused_naming_it(prioritized_replay, upp
     kwargs = {"capacity": 8, "alpha": ALPHA, "beta": BETA, "eps": EPS,
               **device.keyword(prioritized_replay)}
     prioritized_replay.buffer(**kwargs, upper_priority=4.0)  # has the bound at all
-    _assert_refused(lambda: prioritized_replay.buffer(**kwargs, upper_priority=upper),
-                    "upper_priority", upper, {**kwargs, "upper_priority": upper})
+    assert_refused_naming(lambda: prioritized_replay.buffer(**kwargs, upper_priority=upper),
+                          "upper_priority", upper, params={**kwargs, "upper_priority": upper})
 
-
-def _assert_refused(build, name: str, value: float, params: dict) -> None:
-    __tracebackhide__ = True
-    try:
-        build()
-    except Exception as exc:  # noqa: BLE001 - any error type, its words are the spec
-        text = str(exc)
-        if name in text and f"{value:g}" in text:
-            return
-        raise AssertionError(message(
-            f"the error for {name} = {value:g} does not name the parameter and its value",
-            params=params, expected=f"a message holding {name!r} and {value:g}",
-            actual=f"{type(exc).__name__}: {text}")) from exc
-    raise AssertionError(message(f"a buffer was built with {name} = {value:g}", params=params,
-                                 expected="an error naming the parameter", actual="no error"))
 
 
 # ------------------------------------------------ capability sampler_buffer: the keywords
@@ -287,8 +272,8 @@ def test_a_negative_keyword_is_refused_naming_it(keywords, name, value):
     """A negative ``eps`` makes (p + eps)^alpha NaN for priorities below -eps (the whole tree
     NaN); a negative initial priority is no priority. ``PrioritizedSampler(..., name=value)``
     is refused at once, the error naming the parameter and the value."""
-    _assert_refused(lambda: _keyword_run(keywords, {name: value}), name, value,
-                    {"capacity": CAPACITY, "alpha": ALPHA, "beta": BETA, name: value})
+    assert_refused_naming(lambda: _keyword_run(keywords, {name: value}), name, value,
+                          params={"capacity": CAPACITY, "alpha": ALPHA, "beta": BETA, name: value})
 
 
 @pytest.mark.parametrize("initial", [0.5, 0.0], ids=lambda v: f"initial_priority={v:g}")
