@@ -43,11 +43,13 @@ class SquashedGaussianMode:
         squashed = dist
         with quiet():
             action = squashed.dist.mode()
-        if (squashed.low, squashed.high) == (-1.0, 1.0):
-            return action
         shape = action.shape[-1:] if action.dim() else (1,)
-        space = self.box_cls(np.full(shape, squashed.low), np.full(shape, squashed.high),
-                             dtype=np.float64)
+        # numbers or per-dimension tensors, as the interface gives them
+        low, high = (np.broadcast_to(torch.as_tensor(b, dtype=torch.float64).cpu().numpy(), shape)
+                     for b in (squashed.low, squashed.high))
+        if (low == -1.0).all() and (high == 1.0).all():
+            return action
+        space = self.box_cls(low.copy(), high.copy(), dtype=np.float64)
         out = self.unscale_action(SimpleNamespace(action_space=space),
                                   action.detach().cpu().numpy())
         return torch.as_tensor(np.asarray(out), dtype=action.dtype).reshape(action.shape)

@@ -141,6 +141,10 @@ class TianshouSAC:
                           skip=skip_done_states, kinds=("continuous", "discrete"))
         if why:
             raise NotImplementedError(why)
+        if len(networks.qvalues) != 2:  # critic1 and critic2 are its only Q-networks
+            raise NotImplementedError(
+                f"Tianshou's SAC has exactly two critics (critic1, critic2), not "
+                f"{len(networks.qvalues)} Q-networks")
         algo, buffer, actor, critics = self.build(networks, batch, alpha, gamma, target_entropy)
         recorders = {name: LossRecorder() for name in ("critic_optim", "critic2_optim",
                                                     "policy_optim")}

@@ -44,8 +44,8 @@ class SACPolicyMode:
     def make(self, loc, scale, *, low=-1.0, high=1.0, upscale=5.0, tanh_loc=False):
         if tanh_loc:
             raise NotImplementedError("Tianshou's SACPolicy has no tanh_loc option")
-        shape = loc.shape
         loc2, scale2 = torch.broadcast_tensors(loc, scale)
+        shape = loc2.shape  # a scale may broadcast loc to more rows
         # Independent(Normal, 1): one action of D dimensions per row
         loc2 = loc2.reshape(-1, shape[-1] if len(shape) >= 2 else 1)
         scale2 = scale2.reshape(loc2.shape)
