@@ -62,6 +62,15 @@ T_PPO = "conformance/test_ppo_value_clipping.py::"
 T_PRB = "conformance/test_prioritized_replay.py::"
 T_SAC_FAMILY = "conformance/test_sac_done_states_family.py::"
 T_COMP_FAMILY = "conformance/test_composite_log_prob_family.py::"
+T_PPO_OPTIONS = "conformance/test_ppo_value_clipping_options.py::"
+T_PRB_CLASSES = "conformance/test_prioritized_replay_buffer_classes.py::"
+T_PRB_CHECKPOINTS = "conformance/test_prioritized_replay_checkpoints.py::"
+T_PRB_INDICES = "conformance/test_prioritized_replay_indices.py::"
+T_PRB_OPTIONS = "conformance/test_prioritized_replay_options.py::"
+T_PRB_SAMPLING = "conformance/test_prioritized_replay_sampling.py::"
+T_PRB_TREES = "conformance/test_prioritized_replay_trees.py::"
+PRB_SOURCE = ("https://github.com/pytorch/rl/blob/ae9719f17b1517af5c2523a36c4616f003ee55cf/torchrl/"
+              "data/replay_buffers/samplers/prioritized.py")
 SAC_MULTI = [f"{spec}[torchrl-{kind}-{layout}{skip}]"
              for spec, skip in (("test_losses_and_gradients_match_oracle", "-skip=True"),
                                 ("test_no_done_and_all_done_batches", "-skip=True-done=all"),
@@ -70,6 +79,14 @@ SAC_MULTI = [f"{spec}[torchrl-{kind}-{layout}{skip}]"
                                  "-skip=True"))
              for kind, layout in (("continuous", "per_agent"), ("continuous", "nested"),
                                   ("discrete", "nested"))]
+#: the specs of issue #31 that stop at the same multi-agent skip_done_states failure
+SAC_MULTI_DONE_ALONE = [
+    f"{spec}[torchrl-{kind}-{layout}{skip}]"
+    for spec, skip in (("test_done_alone_is_the_termination", "-skip=True"),
+                       ("test_the_callers_batch_is_left_unchanged", "-skip=True"),
+                       ("test_the_networks_are_shown_only_states_of_the_batch", ""))
+    for kind, layout in (("continuous", "per_agent"), ("continuous", "nested"),
+                         ("discrete", "nested"))]
 
 
 @dataclass(frozen=True)
@@ -89,7 +106,7 @@ DEFECTS = (
            "https://github.com/pytorch/rl/pull/2198",
            tuple(T_MODE + s for s in ("test_seed_example", "test_large_abs_loc_mode_strictly_inside",
                                       "test_bimodal_regime", "test_tie_at_zero_loc",
-                                      "test_asymmetric_bounds"))),
+                                      "test_asymmetric_bounds", "test_largest_finite_locations"))),
     Defect("tanh-normal-get-mode-unconverged", "tanh_normal_mode",
            "TanhNormal.get_mode() stops before the maximum (Adam, lr 1e-2, a batch-coupled "
            "stopping rule): 0.05 off for small scales", NOT_REPORTED,
@@ -97,7 +114,9 @@ DEFECTS = (
            tuple(T_MODE + s for s in ("test_unimodal_regime", "test_tiny_scale_mode_approaches_tanh_loc",
                                       "test_batch_shapes", "test_tanh_loc_mode_uses_rescaled_location",
                                       "test_log_density_at_mode_beats_dense_grid",
-                                      "test_random_batch_matches_scipy"))),
+                                      "test_random_batch_matches_scipy", "test_near_the_cusp",
+                                      "test_per_dimension_bounds", "test_scale_broadcast_over_loc",
+                                      "test_half_precision"))),
     Defect("tanh-normal-get-mode-global-rng", "tanh_normal_mode",
            "TanhNormal.get_mode() draws 1000 samples from the global RNG: its answer depends on "
            "the seed and it moves the caller's random stream", NOT_REPORTED,
@@ -116,13 +135,16 @@ DEFECTS = (
            "https://github.com/pytorch/rl/issues/2487", "",
            tuple(f"{T_COMP}{spec}[torchrl-heads={h}-trailing-singleton]"
                  for spec in ("test_aggregate_does_not_depend_on_the_sample_tensordict",
-                              "test_ppo_ratio_of_unchanged_policy_is_one") for h in ("seed", "mixed"))),
+                              "test_ppo_ratio_of_unchanged_policy_is_one") for h in ("seed", "mixed"))
+           + tuple(f"{T_COMP}test_aggregate_does_not_depend_on_the_sample_tensordict[torchrl-heads={h}-"
+                   "trailing-singleton-batch=[B,2]]" for h in ("seed", "mixed"))),
     Defect("composite-mean-exploration-nan-categorical", "composite_log_prob",
            "under ExplorationType.MEAN a Categorical head's NaN mean reaches log_prob: an "
            "index error instead of one naming the head", NOT_REPORTED,
            "https://github.com/pytorch/rl/issues/2402",
            tuple(f"{T_COMP}test_actor_log_probs_match_oracle[torchrl-heads={h}-exploration=mean]"
-                 for h in ("seed", "mixed"))),
+                 for h in ("seed", "mixed"))
+           + (f"{T_COMP}test_mean_exploration_with_normal_heads[torchrl-heads=normal-first]",)),
     Defect("composite-actor-name-map-not-validated", "composite_log_prob",
            "ProbabilisticActor with a CompositeDistribution accepts nested out_keys without a "
            "name_map, a head missing from name_map or an unknown name_map key, and writes "
@@ -134,7 +156,8 @@ DEFECTS = (
            "(RuntimeError) and nested agent-group done keys (IndexError)", NOT_REPORTED,
            "https://github.com/pytorch/rl/issues/2612", tuple(T_SAC + p for p in SAC_MULTI)
            + tuple(f"{T_SAC_FAMILY}test_more_than_two_qvalue_networks[torchrl-continuous-per_agent-"
-                   f"qnets={q}-skip=True]" for q in (3, 4))),
+                   f"qnets={q}-skip=True]" for q in (3, 4))
+           + tuple(T_SAC + p for p in SAC_MULTI_DONE_ALONE)),
     Defect("sac-skip-done-states-masks-truncated", "sac_done_states",
            "skip_done_states=True masks next states by done, not terminated: truncated "
            "transitions lose their bootstrap value", NOT_REPORTED,
@@ -145,7 +168,8 @@ DEFECTS = (
            "skip_done_states=True keeps terminal next observations from the actor but not from "
            "the Q-network: a NaN terminal observation makes loss_qvalue NaN", NOT_REPORTED,
            "https://github.com/pytorch/rl/issues/2590",
-           (T_SAC + "test_terminal_next_states_never_reach_the_networks[torchrl-continuous-single]",)),
+           (T_SAC + "test_terminal_next_states_never_reach_the_networks[torchrl-continuous-single]",
+            T_SAC + "test_done_alone_is_the_termination[torchrl-continuous-single-skip=True]")),
     Defect("sac-discrete-masked-action-nan", "sac_done_states",
            "DiscreteSACLoss gives NaN losses for an action-masked policy (logit -inf): "
            "actor_loss weights dist.logits by dist.probs (0 * -inf), and the skip_done_states "
@@ -162,7 +186,8 @@ DEFECTS = (
     Defect("ppo-negative-clip-value-accepted", "ppo_value_clipping",
            "ClipPPOLoss accepts a negative clip_value and clamps with inverted bounds",
            NOT_REPORTED, "https://github.com/pytorch/rl/pull/2005",
-           (T_PPO + "test_negative_clip_value_is_rejected",)),
+           (T_PPO + "test_negative_clip_value_is_rejected",
+            T_PPO_OPTIONS + "test_an_invalid_clip_value_is_refused_naming_it[torchrl-negative-tensor]")),
     Defect("prb-max-slot-overwrite", "prioritized_replay",
            "PrioritizedSampler(max_priority_within_buffer=True): an item written over the slot "
            "of the maximum inherits the evicted maximum, then the default falls back to 1.0",
@@ -176,12 +201,74 @@ DEFECTS = (
     Defect("prb-no-upper-bound-on-default-priority", "prioritized_replay",
            "PrioritizedSampler has no upper bound on the default priority of new items (the "
            "proposal of #2210 was not merged)", "https://github.com/pytorch/rl/issues/2210", "",
-           (T_PRB + "test_upper_bound_caps_the_default",)),
+           (T_PRB + "test_upper_bound_caps_the_default",
+            T_PRB_CLASSES + "test_example_buffer_caps_the_default",
+            T_PRB_SAMPLING + "test_a_non_positive_upper_bound_is_refused_naming_it",
+            *(f"{T_PRB_OPTIONS}test_sync_false_follows_the_same_law[torchrl-{cls}-upper=4.0]"
+              for cls in ("PrioritizedReplayBuffer", "TensorDictPrioritizedReplayBuffer")))),
     Defect("prb-alpha-change-from-zero", "prioritized_replay",
            "PrioritizedSampler: changing alpha away from 0 keeps the trees uniform (the raw "
            "priorities are not kept), so sampling ignores the stored priorities",
            "https://github.com/pytorch/rl/pull/4014", "",
-           (T_PRB + "test_changing_alpha_keeps_the_tree_and_the_maximum_consistent[torchrl-0.6-0-0.8]",)),
+           (T_PRB + "test_changing_alpha_keeps_the_tree_and_the_maximum_consistent[torchrl-0.6-0-0.8]",
+            T_PRB_CHECKPOINTS + "test_file_checkpoint_at_alpha_zero_keeps_the_priorities")),
+    # ---- found by the specs of issue #31 (suite power)
+    Defect("tanh-normal-get-mode-integer-parameters", "tanh_normal_mode",
+           "TODO", NOT_REPORTED,
+           "https://github.com/pytorch/rl/blob/00b7c2e8f38730747f9484e7fa3b763e509cc914/torchrl/modules/distributions/continuous.py#L499-L528",
+           (T_MODE + "test_integer_parameters",)),
+    Defect("composite-categorical-action-unchecked", "composite_log_prob",
+           "TODO", NOT_REPORTED, "https://github.com/pytorch/rl/issues/2402",
+           tuple(f"{T_COMP}test_out_of_range_categorical_action_is_refused_naming_the_head[torchrl-"
+                 f"action={a}]" for a in ("n", "-1"))),
+    Defect("composite-missing-head-action", "composite_log_prob",
+           "TODO", NOT_REPORTED, "https://github.com/pytorch/rl/issues/2402",
+           (T_COMP + "test_sample_without_a_head_is_refused_naming_it[torchrl]",)),
+    Defect("ppo-nan-clip-value-accepted", "ppo_value_clipping",
+           "TODO", NOT_REPORTED,
+           "https://github.com/pytorch/rl/blob/ae9719f17/torchrl/objectives/common.py#L764-L797",
+           tuple(f"{T_PPO_OPTIONS}test_an_invalid_clip_value_is_refused_naming_it[torchrl-{c}]"
+                 for c in ("nan", "nan-tensor"))),
+    Defect("ppo-separate-losses-non-functional", "ppo_value_clipping",
+           "TODO", NOT_REPORTED,
+           "https://github.com/pytorch/rl/blob/ae9719f17/torchrl/objectives/ppo.py#L527-L540",
+           (T_PPO_OPTIONS + "test_separate_losses_keeps_the_critic_gradient_off_shared_parameters"
+            "[torchrl-separate_losses=True-functional=False]",)),
+    Defect("prb-load-ignores-capacity", "prioritized_replay",
+           "TODO", NOT_REPORTED, f"{PRB_SOURCE}#L700-L718",
+           tuple(f"{T_PRB_CHECKPOINTS}test_checkpoint_of_another_capacity_is_refused[torchrl-{f}"
+                 for f in ("state_dict", "torchrl-entries"))),
+    Defect("prb-refused-load-changes-sampler", "prioritized_replay",
+           "TODO", NOT_REPORTED, f"{PRB_SOURCE}#L784-L795",
+           (T_PRB_CHECKPOINTS + "test_checkpoint_of_another_capacity_is_refused[torchrl-files",
+            T_PRB_CHECKPOINTS + "test_a_state_without_trees_is_refused")),
+    Defect("prb-loads-without-tree-file", "prioritized_replay",
+           "TODO", NOT_REPORTED, f"{PRB_SOURCE}#L798-L811",
+           (T_PRB_CHECKPOINTS + "test_a_folder_without_its_tree_file_is_refused",)),
+    Defect("prb-dumps-empty-sampler", "prioritized_replay",
+           "TODO", NOT_REPORTED, f"{PRB_SOURCE}#L755-L764",
+           (T_PRB_CHECKPOINTS + "test_checkpoint_of_an_empty_buffer[torchrl-files",
+            T_PRB_CHECKPOINTS + "test_example_buffer_checkpoint_of_an_empty_buffer[torchrl-files")),
+    Defect("prb-priority-dtype-not-converted", "prioritized_replay",
+           "TODO", NOT_REPORTED, f"{PRB_SOURCE}#L659-L661",
+           (T_PRB_OPTIONS + "test_float64_buffer_keeps_float64_precision",
+            T_PRB_OPTIONS + "test_float64_priorities_in_a_float32_buffer",
+            T_PRB_SAMPLING + "test_weights_come_in_the_samplers_dtype[torchrl-dtype=float64]",
+            T_PRB_INDICES + "test_update_priority_takes_every_index_form[torchrl-float64-priorities]")),
+    Defect("prb-tree-search-weight-zero-leaf", "prioritized_replay",
+           "TODO", NOT_REPORTED,
+           "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/csrc/segment_tree.h",
+           (T_PRB_OPTIONS + "test_a_mass_on_an_item_boundary_finds_a_leaf_of_positive_weight",
+            T_PRB_TREES + "test_search_of_an_all_zero_sum_tree_is_refused")),
+    Defect("prb-negative-eps-accepted", "prioritized_replay",
+           "TODO", NOT_REPORTED,
+           "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/data/replay_buffers/samplers/prioritized.py",
+           (T_PRB_SAMPLING + "test_a_negative_keyword_is_refused_naming_it[torchrl-eps=-0.5]",)),
+    Defect("prb-no-initial-priority-keyword", "prioritized_replay",
+           "TODO", NOT_REPORTED,
+           "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/data/replay_buffers/samplers/prioritized.py",
+           (T_PRB_SAMPLING + "test_initial_priority_is_the_first_default",
+            T_PRB_SAMPLING + "test_a_negative_keyword_is_refused_naming_it[torchrl-initial_priority=-1]")),
 )
 BY_SLUG = {d.slug: d for d in DEFECTS}
 

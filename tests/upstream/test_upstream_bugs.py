@@ -21,7 +21,8 @@ from conformance.versions import installed_version
 #: every test here reads a run of the whole suite on a mutant (a module fixture)
 pytestmark = pytest.mark.slow
 
-ALLOWED = {"torch", "torchrl", "tensordict", "numpy", "scipy", "sys", "inspect", "warnings"}
+ALLOWED = {"torch", "torchrl", "tensordict", "numpy", "scipy", "sys", "inspect", "warnings",
+           "tempfile", "pathlib"}  # the last two for a checkpoint folder
 FAILING = {"known failure", "fail", "error"}
 
 
