@@ -14,8 +14,7 @@ as a mutation tool left it while no spec drove the trees themselves:
 
 from __future__ import annotations
 
-from tests.mutants import implementation
-from tests.mutants.source import mutated_module
+from tests.mutants import segment_tree
 
 MUTANTS = {
     "QUERY_DROPS_RIGHT_EDGE": (
@@ -37,17 +36,7 @@ MUTANTS = {
 def reference_with_tree(name: str, old: str, new: str):
     """The reference's replay area, its trees and its sampler's tree from a mutated
     ``impls.segment_tree``."""
-    from conformance.implementations.torchrl_areas.prioritized_replay import (
-        PrioritizedReplayArea,
-    )
-
-    tree = mutated_module("impls.segment_tree", old, new, tag=name)
-    sampler = mutated_module("impls.prioritized_replay", tag=name,
-                             SegmentTree=tree.SegmentTree, _Channel=tree._Channel)
-    area = PrioritizedReplayArea(sampler.PrioritizedSampler, default_is_raw=True,
-                                 cuda_problem=lambda: None)
-    area.tree_factory = lambda size, reduce: tree.SegmentTree(size, reduce)
-    return implementation(name.lower().replace("_", "-"), prioritized_replay=area)
+    return segment_tree.reference_with_tree(name, old, new, trees=True)
 
 
 QUERY_DROPS_RIGHT_EDGE = reference_with_tree("QUERY_DROPS_RIGHT_EDGE",

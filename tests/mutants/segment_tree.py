@@ -31,8 +31,11 @@ MUTANTS = {
 }
 
 
-def reference_with_tree(name: str, old: str, new: str):
-    """The reference implementation's replay area, its sampler on a mutated segment tree."""
+def reference_with_tree(name: str, old: str, new: str, trees: bool = False):
+    """The reference implementation's replay area, its sampler on a mutated segment tree; with
+    ``trees``, the tree specs also build that mutated tree directly (left off for the mutants
+    of this module: their sampler specs kill them, and HEIGHT_DECREMENT would hang each tree
+    spec until its timeout)."""
     from conformance.implementations.torchrl_areas.prioritized_replay import (
         PrioritizedReplayArea,
     )
@@ -42,6 +45,8 @@ def reference_with_tree(name: str, old: str, new: str):
                              SegmentTree=tree.SegmentTree, _Channel=tree._Channel)
     area = PrioritizedReplayArea(sampler.PrioritizedSampler, default_is_raw=True,
                                  cuda_problem=lambda: None)
+    if trees:
+        area.tree_factory = lambda size, reduce: tree.SegmentTree(size, reduce)
     return implementation(name.lower().replace("_", "-"), prioritized_replay=area)
 
 
