@@ -250,22 +250,27 @@ DEFECTS = (
            (T_PRB_CHECKPOINTS + "test_checkpoint_of_an_empty_buffer[torchrl-files",
             T_PRB_CHECKPOINTS + "test_example_buffer_checkpoint_of_an_empty_buffer[torchrl-files")),
     Defect("prb-priority-dtype-not-converted", "prioritized_replay",
-           "TODO", NOT_REPORTED, f"{PRB_SOURCE}#L659-L661",
+           "update_priority writes (p + eps)^alpha into the trees in the priorities' dtype: "
+           "float64 priorities raise on the default float32 trees, and dtype=torch.float64 trees"
+           " raise at the first extend", NOT_REPORTED, f"{PRB_SOURCE}#L659-L661",
            (T_PRB_OPTIONS + "test_float64_buffer_keeps_float64_precision",
             T_PRB_OPTIONS + "test_float64_priorities_in_a_float32_buffer",
             T_PRB_SAMPLING + "test_weights_come_in_the_samplers_dtype[torchrl-dtype=float64]",
             T_PRB_INDICES + "test_update_priority_takes_every_index_form[torchrl-float64-priorities]")),
     Defect("prb-tree-search-weight-zero-leaf", "prioritized_replay",
-           "TODO", NOT_REPORTED,
+           "SumSegmentTree.scan_lower_bound (a lower-bound search) returns leaf 0 of weight 0 "
+           "for a mass of 0, and an index (0 or size) on a tree of total 0 instead of refusing", NOT_REPORTED,
            "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/csrc/segment_tree.h",
            (T_PRB_OPTIONS + "test_a_mass_on_an_item_boundary_finds_a_leaf_of_positive_weight",
             T_PRB_TREES + "test_search_of_an_all_zero_sum_tree_is_refused")),
     Defect("prb-negative-eps-accepted", "prioritized_replay",
-           "TODO", NOT_REPORTED,
+           "eps is not validated: a negative eps is accepted, and (p + eps)^alpha is NaN for "
+           "every priority below -eps (NaN total, NaN weights)", NOT_REPORTED,
            "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/data/replay_buffers/samplers/prioritized.py",
            (T_PRB_SAMPLING + "test_a_negative_keyword_is_refused_naming_it[torchrl-eps=-0.5]",)),
     Defect("prb-no-initial-priority-keyword", "prioritized_replay",
-           "TODO", NOT_REPORTED,
+           "no initial_priority argument: the items stored before any priority is given always "
+           "get 1.0, whatever the scale of the TD errors (feature gap)", NOT_REPORTED,
            "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/data/replay_buffers/samplers/prioritized.py",
            (T_PRB_SAMPLING + "test_initial_priority_is_the_first_default",
             T_PRB_SAMPLING + "test_a_negative_keyword_is_refused_naming_it[torchrl-initial_priority=-1]")),
