@@ -240,18 +240,26 @@ DEFECTS = (
            (T_PPO_OPTIONS + "test_separate_losses_keeps_the_critic_gradient_off_shared_parameters"
             "[torchrl-separate_losses=True-functional=False]",)),
     Defect("prb-load-ignores-capacity", "prioritized_replay",
-           "TODO", NOT_REPORTED, f"{PRB_SOURCE}#L700-L718",
+           "PrioritizedSampler.load_state_dict takes a state of another capacity without error: "
+           "a 16-slot state loaded into a sampler of 8 or 32 slots leaves it with trees of 16 "
+           "leaves", NOT_REPORTED, f"{PRB_SOURCE}#L700-L718",
            tuple(f"{T_PRB_CHECKPOINTS}test_checkpoint_of_another_capacity_is_refused[torchrl-{f}"
                  for f in ("state_dict", "torchrl-entries"))),
     Defect("prb-refused-load-changes-sampler", "prioritized_replay",
-           "TODO", NOT_REPORTED, f"{PRB_SOURCE}#L784-L795",
+           "a checkpoint that PrioritizedSampler.loads or load_state_dict refuses (other "
+           "capacity, no trees) has already set alpha, beta, eps and the maximum: the default "
+           "priority changes", NOT_REPORTED, f"{PRB_SOURCE}#L784-L795",
            (T_PRB_CHECKPOINTS + "test_checkpoint_of_another_capacity_is_refused[torchrl-files",
             T_PRB_CHECKPOINTS + "test_a_state_without_trees_is_refused")),
     Defect("prb-loads-without-tree-file", "prioritized_replay",
-           "TODO", NOT_REPORTED, f"{PRB_SOURCE}#L798-L811",
+           "PrioritizedSampler.loads of a folder without sumtree.memmap raises nothing: the file"
+           " is created with zeros, the sum tree loads as 0 and sample() fails (non-positive "
+           "p_sum)", NOT_REPORTED, f"{PRB_SOURCE}#L798-L811",
            (T_PRB_CHECKPOINTS + "test_a_folder_without_its_tree_file_is_refused",)),
     Defect("prb-dumps-empty-sampler", "prioritized_replay",
-           "TODO", NOT_REPORTED, f"{PRB_SOURCE}#L755-L764",
+           "PrioritizedSampler.dumps of a sampler with no maximum yet (new, or its buffer "
+           "emptied) fails: tree_map(float) on (None, None); ReplayBuffer.dumps of an emptied "
+           "buffer fails with it", NOT_REPORTED, f"{PRB_SOURCE}#L755-L764",
            (T_PRB_CHECKPOINTS + "test_checkpoint_of_an_empty_buffer[torchrl-files",
             T_PRB_CHECKPOINTS + "test_example_buffer_checkpoint_of_an_empty_buffer[torchrl-files")),
     Defect("prb-priority-dtype-not-converted", "prioritized_replay",
