@@ -370,3 +370,38 @@ def test_coordinates_of_another_rank_are_refused(forms):
         raise AssertionError(message("coordinates of rank 3 for a 2-D storage were accepted",
                                      params=params, expected="an error", actual="no error"))
     run.check_tree(what="tree values after the refusal of rank-3 coordinates changed")
+
+
+@pytest.mark.parametrize("index", [[7], [9], [2, 9]],
+                         ids=lambda i: "index=" + ",".join(map(str, i)))
+def test_an_index_past_the_capacity_is_refused(forms, index):
+    """``update_priority`` of slot 7 or 9 in a buffer of 7 slots (a stale index from a larger
+    buffer, an off-by-one), alone or after a valid slot, with the largest priority yet: an
+    error (any), and the buffer is left as it was: tree values, default priority (no slot
+    written before the bad one, no new maximum). Only indices just past the capacity are
+    tried, as in the tree specs: a sampler that does not check may write outside its trees.
+    (TorchRL writes the tree slot ``index | 8`` unchecked: 7 is a padding leaf its total
+    includes, so a draw can name slot 7 of a 7-slot buffer; 9 overwrites slot 1's
+    priority.)"""
+    run = _filled(forms, 7, FILLED[:7])
+    priority = torch.full((len(index),), 64.0)
+    params = run.params(index=index, priority=_describe(priority))
+    try:
+        forms.update_as_given(run.buf, torch.tensor(index), priority)
+    except Exception:  # noqa: BLE001 - any error: the spec is that it is not accepted
+        pass
+    else:
+        # what the accepted write did to the 7 slots, for the message
+        tree = np.asarray(run.buf.tree_values(), dtype=np.float64)
+        want = run.model.tree_values()
+        moved = (np.flatnonzero(~np.isclose(tree, want, rtol=1e-5)) if tree.shape == want.shape
+                 else [])
+        effect = (f"slots {moved.tolist()} changed: tree values {_short(tree[moved])} instead of "
+                  f"{_short(want[moved])}" if len(moved)
+                  else "the 7 slots' tree values unchanged (the write went elsewhere)")
+        raise AssertionError(message(
+            f"update_priority of slots {index} in a buffer of 7 slots was accepted",
+            params=params, expected="an error, the buffer unchanged", actual="no error",
+            detail=effect, link=TORCHRL_SAMPLER))
+    run.check_tree(what=f"tree values after the refusal of slots {index} changed")
+    run.check_default(f"default priority after the refusal of slots {index} changed")

@@ -255,6 +255,61 @@ def test_search_of_an_all_zero_sum_tree_is_refused(trees, size):
             expected="an exception (no leaf has any mass)", actual=got, link=TORCHRL_TREES))
 
 
+#: leaves 1..7 (sum) or their quarters (min), and what a bad write tries to put past them: a
+#: value that would move the tree's reduction if it landed on any leaf, real or padding
+_PAST_THE_END = {"sum": (np.arange(1.0, 8.0), 64.0), "min": (np.arange(1.0, 8.0) / 4, 1 / 64)}
+
+
+@pytest.mark.parametrize("reduce", ["sum", "min"], ids=lambda r: f"reduce={r}")
+def test_an_index_past_the_last_leaf_is_refused(trees, reduce):
+    """``tree[index] = value`` and ``tree[index]`` with an index past the last of 7 leaves
+    raise (any exception), and a refused write changes no leaf and no reduction, also when
+    the index array holds valid indices before the bad one. Only indices just past the end
+    (7 and 9) are tried: a tree that does not check may touch memory outside its leaves, and
+    a farther or negative index could then write outside its buffer and crash the run.
+    (TorchRL's C++ trees index ``index | capacity`` unchecked, capacity 8 here: index 7 is a
+    padding leaf that the root's reduction, and so ``query(0, 7)``, includes; index 9 is leaf
+    1.)"""
+    size = 7
+    leaves, bad_value = _PAST_THE_END[reduce]
+    tree = trees.segment_tree(size=size, reduce=reduce)
+    tree.write(np.arange(size), leaves)
+    op = np.sum if reduce == "sum" else np.min
+    want_query = float(op(leaves))
+    attempts = [("tree[7] = v", lambda: tree.write(7, bad_value)),
+                ("tree[9] = v", lambda: tree.write(9, bad_value)),
+                ("tree[[2, 7]] = [v, v]",
+                 lambda: tree.write(np.array([2, 7]), np.array([bad_value, bad_value]))),
+                ("tree[[2, 9]] = v", lambda: tree.write(np.array([2, 9]), bad_value)),
+                ("tree[[7]]", lambda: tree.values(np.array([7]))),
+                ("tree[[0, 9]]", lambda: tree.values(np.array([0, 9])))]
+    for what, attempt in attempts:
+        try:
+            got = attempt()
+        except Exception:  # any refusal will do; what it left behind is checked below
+            got = None
+            refused = True
+        else:
+            refused = False
+        now = np.asarray(tree.values(np.arange(size)), dtype=np.float64).reshape(-1)
+        query = tree.query(0, size)
+        if refused and np.array_equal(now, leaves) and query == want_query:
+            continue
+        params = {"size": size, "reduce": reduce, "leaves": leaves.tolist(), "call": what,
+                  "v": bad_value}
+        if refused:
+            raise AssertionError(message(
+                f"a refused {what} changed the tree", params=params,
+                expected=f"leaves unchanged, query(0, {size}) = {want_query}",
+                actual=f"leaves {now.tolist()}, query(0, {size}) = {query}"))
+        raise AssertionError(message(
+            f"{what} with an index past the last leaf was accepted", params=params,
+            expected="an exception, leaves and reduction unchanged",
+            actual=(f"returned {np.asarray(got).tolist()}" if got is not None else "no error")
+            + f"; leaves now {now.tolist()}, query(0, {size}) = {query} (was {want_query})",
+            link=TORCHRL_TREES))
+
+
 def test_a_min_tree_has_no_prefix_sum_search(trees):
     """``scan_lower_bound`` is a sum tree's: on a min tree it raises (TorchRL's
     ``MinSegmentTreeFp32`` has no such method), naming ``scan_lower_bound``, rather than

@@ -164,6 +164,12 @@ class SegmentTree:
         index is refused by ``index_copy_``, as by TorchRL's trees)."""
         index = self._tensor(index).reshape(-1)
         value = self._tensor(value).reshape(-1)
+        # checked before anything is written: index_copy_ refuses a bad index only after it
+        # has copied the ones before it, and set() would then skip their ancestors
+        if index.numel() and not (int(index.min()) >= 0 and int(index.max()) < self.size):
+            bad = index[(index < 0) | (index >= self.size)]
+            raise IndexError(f"segment tree index {bad[0].item()} is out of range for "
+                             f"{self.size} leaves; nothing written")
         self.set(index, value.expand(index.numel()))
 
     def rebuild(self) -> None:

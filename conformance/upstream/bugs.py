@@ -287,6 +287,14 @@ DEFECTS = (
            "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/data/replay_buffers/samplers/prioritized.py",
            (T_PRB_SAMPLING + "test_initial_priority_is_the_first_default",
             T_PRB_SAMPLING + "test_a_negative_keyword_is_refused_naming_it[torchrl-initial_priority=-1]")),
+    Defect("prb-segment-tree-index-unchecked", "prioritized_replay",
+           "SumSegmentTreeFp32/MinSegmentTreeFp32 index slot i OR capacity unchecked, and "
+           "update_priority passes slots on unchecked: an out-of-range slot writes a padding leaf "
+           "counted in the total, another item's leaf, or outside the tree",
+           NOT_REPORTED,
+           "https://github.com/pytorch/rl/blob/ae9719f17b1517af5c2523a36c4616f003ee55cf/torchrl/csrc/segment_tree.h#L56-L88",
+           (T_PRB_TREES + "test_an_index_past_the_last_leaf_is_refused",
+            T_PRB_INDICES + "test_an_index_past_the_capacity_is_refused")),
 )
 BY_SLUG = {d.slug: d for d in DEFECTS}
 

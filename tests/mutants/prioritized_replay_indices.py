@@ -19,7 +19,9 @@ passed one flat long tensor of distinct indices):
 - ``REPLACED_NOT_GIVEN``: without in-buffer tracking a priority that a later entry of the same
   call replaces does not count as given (the reference before issue #31);
 - ``REPEATS_OF_MARK_UPDATE``: ``mark_update`` of a repeated slot (an extend that wraps the ring)
-  fails on the missing priority.
+  fails on the missing priority;
+- ``INDEX_CLAMPED``: an index past the capacity is clamped to the last slot instead of refused
+  (it overwrites that slot's priority, as TorchRL's unchecked trees overwrite another slot's).
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ MUTANTS = {
         "            if priority is not None and priority.ndim:\n"
         "                priority, q = priority[last], q[last]\n",
         "            if priority.ndim:\n                priority, q = priority[last], q[last]\n"),
+    "INDEX_CLAMPED": ("self._unique(index, priority.detach(), with_q=True)",
+                      "self._unique(index.clamp(max=self._max_capacity - 1), priority.detach(), "
+                      "with_q=True)"),
 }
 
 globals().update({name: reference_with_sampler(name, old, new)

@@ -9,7 +9,10 @@ as a mutation tool left it while no spec drove the trees themselves:
 - ``SCAN_PAST_TOP``: the descent from the top keeps the mass of the skipped children;
 - ``CHANNEL_QUERY_MIN``: the sampler's ``_sum_tree.query`` reads the min channel;
 - ``CHANNEL_SCAN_VALUES``: the sampler's ``_sum_tree.scan_lower_bound`` returns the values of
-  the leaves found instead of their indices.
+  the leaves found instead of their indices;
+- ``SETITEM_UNCHECKED``: ``tree[index] = value`` no longer checks the indices first, so an
+  index array with a bad index after valid ones writes those (``index_copy_`` refuses midway)
+  and leaves their ancestors stale.
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ MUTANTS = {
                           "return float(self.tree.query(start, end)[1])"),
     "CHANNEL_SCAN_VALUES": ("return self.tree.scan_lower_bound(mass)",
                             "return self.tree.scan(mass)[1]"),
+    "SETITEM_UNCHECKED": (
+        "if index.numel() and not (int(index.min()) >= 0 and int(index.max()) < self.size):",
+        "if False:"),
 }
 
 
@@ -47,5 +53,6 @@ SETITEM_NO_BROADCAST = reference_with_tree("SETITEM_NO_BROADCAST",
 SCAN_PAST_TOP = reference_with_tree("SCAN_PAST_TOP", *MUTANTS["SCAN_PAST_TOP"])
 CHANNEL_QUERY_MIN = reference_with_tree("CHANNEL_QUERY_MIN", *MUTANTS["CHANNEL_QUERY_MIN"])
 CHANNEL_SCAN_VALUES = reference_with_tree("CHANNEL_SCAN_VALUES", *MUTANTS["CHANNEL_SCAN_VALUES"])
+SETITEM_UNCHECKED = reference_with_tree("SETITEM_UNCHECKED", *MUTANTS["SETITEM_UNCHECKED"])
 #: the same construction without an edit: the harness alone passes
 UNMUTATED = reference_with_tree("UNMUTATED", "", "")

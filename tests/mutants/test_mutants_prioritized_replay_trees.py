@@ -14,6 +14,7 @@ SPEC = "conformance/test_prioritized_replay_trees.py"
 MODULE = "tests.mutants.prioritized_replay_trees"
 TREE = "test_segment_tree_agrees_with_the_model"
 SAMPLER = "test_sampler_sum_tree_agrees_with_the_model"
+PAST = "test_an_index_past_the_last_leaf_is_refused"
 
 # mutant -> (words of its failure, node id tails (after the mutant's name) that must fail)
 CASES = {
@@ -29,6 +30,8 @@ CASES = {
     "CHANNEL_QUERY_MIN": ("sampler._sum_tree.query", [f"{SAMPLER}[{{m}}-capacity=3000]"]),
     "CHANNEL_SCAN_VALUES": ("scan_lower_bound(mass inside item i's share) != i",
                             [f"{SAMPLER}[{{m}}-capacity=100000]"]),
+    "SETITEM_UNCHECKED": ("a refused tree[[2, 7]] = [v, v] changed the tree",
+                          [f"{PAST}[{{m}}-reduce=sum]", f"{PAST}[{{m}}-reduce=min]"]),
 }
 
 
@@ -55,4 +58,4 @@ def test_mutant_fails_the_tree_spec(suite_run, mutant):
 
 
 def test_the_unmutated_construction_passes(suite_run):
-    assert_unmutated_passes(suite_run, 19)
+    assert_unmutated_passes(suite_run, 21)
