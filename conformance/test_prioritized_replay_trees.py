@@ -263,51 +263,55 @@ _PAST_THE_END = {"sum": (np.arange(1.0, 8.0), 64.0), "min": (np.arange(1.0, 8.0)
 @pytest.mark.parametrize("reduce", ["sum", "min"], ids=lambda r: f"reduce={r}")
 def test_an_index_past_the_last_leaf_is_refused(trees, reduce):
     """``tree[index] = value`` and ``tree[index]`` with an index past the last of 7 leaves
-    raise (any exception), and a refused write changes no leaf and no reduction, also when
-    the index array holds valid indices before the bad one. Only indices just past the end
-    (7 and 9) are tried: a tree that does not check may touch memory outside its leaves, and
-    a farther or negative index could then write outside its buffer and crash the run.
-    (TorchRL's C++ trees index ``index | capacity`` unchecked, capacity 8 here: index 7 is a
-    padding leaf that the root's reduction, and so ``query(0, 7)``, includes; index 9 is leaf
-    1.)"""
+    raise, with an error that names the bad index (any error type: the words are the spec), and
+    a refused write changes no leaf and no reduction, also when the index array holds valid
+    indices before the bad one. Only indices just past the end (7 and 9) are tried: a tree
+    that does not check may touch memory outside its leaves, and a farther or negative index
+    could then write outside its buffer and crash the run. (TorchRL's C++ trees index
+    ``index | capacity`` unchecked, capacity 8 here: index 7 is a padding leaf that the root's
+    reduction, and so ``query(0, 7)``, includes; index 9 is leaf 1.)"""
     size = 7
     leaves, bad_value = _PAST_THE_END[reduce]
     tree = trees.segment_tree(size=size, reduce=reduce)
     tree.write(np.arange(size), leaves)
     op = np.sum if reduce == "sum" else np.min
     want_query = float(op(leaves))
-    attempts = [("tree[7] = v", lambda: tree.write(7, bad_value)),
-                ("tree[9] = v", lambda: tree.write(9, bad_value)),
-                ("tree[[2, 7]] = [v, v]",
+    attempts = [("tree[7] = v", 7, lambda: tree.write(7, bad_value)),
+                ("tree[9] = v", 9, lambda: tree.write(9, bad_value)),
+                ("tree[[2, 7]] = [v, v]", 7,
                  lambda: tree.write(np.array([2, 7]), np.array([bad_value, bad_value]))),
-                ("tree[[2, 9]] = v", lambda: tree.write(np.array([2, 9]), bad_value)),
-                ("tree[[7]]", lambda: tree.values(np.array([7]))),
-                ("tree[[0, 9]]", lambda: tree.values(np.array([0, 9])))]
-    for what, attempt in attempts:
-        try:
-            got = attempt()
-        except Exception:  # any refusal will do; what it left behind is checked below
-            got = None
-            refused = True
-        else:
-            refused = False
-        now = np.asarray(tree.values(np.arange(size)), dtype=np.float64).reshape(-1)
-        query = tree.query(0, size)
-        if refused and np.array_equal(now, leaves) and query == want_query:
-            continue
+                ("tree[[0, 9]] = v", 9, lambda: tree.write(np.array([0, 9]), bad_value)),
+                ("tree[[7]]", 7, lambda: tree.values(np.array([7]))),
+                ("tree[[0, 9]]", 9, lambda: tree.values(np.array([0, 9])))]
+    for what, bad, attempt in attempts:
         params = {"size": size, "reduce": reduce, "leaves": leaves.tolist(), "call": what,
                   "v": bad_value}
-        if refused:
+        try:
+            got = attempt()
+        except Exception as exc:  # noqa: BLE001 - any error type, its words are the spec
+            got, error = None, f"{type(exc).__name__}: {exc}"
+        else:
+            error = None
+        now = np.asarray(tree.values(np.arange(size)), dtype=np.float64).reshape(-1)
+        query = tree.query(0, size)
+        unchanged = np.array_equal(now, leaves) and query == want_query
+        if error is None:
+            raise AssertionError(message(
+                f"{what} with an index past the last leaf was accepted", params=params,
+                expected="an error naming the index, leaves and reduction unchanged",
+                actual=(f"returned {np.asarray(got).tolist()}" if got is not None
+                        else "no error")
+                + f"; leaves now {now.tolist()}, query(0, {size}) = {query} (was {want_query})",
+                link=TORCHRL_TREES))
+        if not unchanged:
             raise AssertionError(message(
                 f"a refused {what} changed the tree", params=params,
                 expected=f"leaves unchanged, query(0, {size}) = {want_query}",
-                actual=f"leaves {now.tolist()}, query(0, {size}) = {query}"))
-        raise AssertionError(message(
-            f"{what} with an index past the last leaf was accepted", params=params,
-            expected="an exception, leaves and reduction unchanged",
-            actual=(f"returned {np.asarray(got).tolist()}" if got is not None else "no error")
-            + f"; leaves now {now.tolist()}, query(0, {size}) = {query} (was {want_query})",
-            link=TORCHRL_TREES))
+                actual=f"leaves {now.tolist()}, query(0, {size}) = {query}; {error}"))
+        if not re.search(rf"(?<![\d.]){bad}(?![\d.])", error):
+            raise AssertionError(message(
+                f"the refusal of {what} does not name the bad index {bad}", params=params,
+                expected=f"an error whose message holds {bad}", actual=error))
 
 
 def test_a_min_tree_has_no_prefix_sum_search(trees):
