@@ -166,10 +166,10 @@ class SegmentTree:
         value = self._tensor(value).reshape(-1)
         # checked before anything is written: index_copy_ refuses a bad index only after it
         # has copied the ones before it, and set() would then skip their ancestors
-        if index.numel() and not (int(index.min()) >= 0 and int(index.max()) < self.size):
-            bad = index[(index < 0) | (index >= self.size)]
-            raise IndexError(f"segment tree index {bad[0].item()} is out of range for "
-                             f"{self.size} leaves; nothing written")
+        outside = (index < 0) | (index >= self.size)
+        if bool(outside.any()):
+            raise IndexError(f"segment tree index {index[outside][0].item()} is out of range "
+                             f"for {self.size} leaves; nothing written")
         self.set(index, value.expand(index.numel()))
 
     def rebuild(self) -> None:

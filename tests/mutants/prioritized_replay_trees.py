@@ -33,9 +33,7 @@ MUTANTS = {
                           "return float(self.tree.query(start, end)[1])"),
     "CHANNEL_SCAN_VALUES": ("return self.tree.scan_lower_bound(mass)",
                             "return self.tree.scan(mass)[1]"),
-    "SETITEM_UNCHECKED": (
-        "if index.numel() and not (int(index.min()) >= 0 and int(index.max()) < self.size):",
-        "if False:"),
+    "SETITEM_UNCHECKED": ("if bool(outside.any()):", "if False:"),
 }
 
 
