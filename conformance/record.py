@@ -89,3 +89,9 @@ def order_key(kind: str, version: str | None, day: str | None, label: str) -> tu
         return (1, day or "", (0, None, ""), label)
     tier, parsed, text = version_order(version)
     return (0 if tier == 0 else 2, "", (0, parsed, text) if tier == 0 else (1, None, text), label)
+
+
+def source_order(source: dict) -> tuple:
+    """``order_key`` of a source description (a results document's ``source``)."""
+    return order_key(source.get("kind") or "installed", source.get("version"), source.get("date"),
+                     str(source.get("label") or ""))

@@ -92,7 +92,7 @@ def preface(results_files, records: list[dict] | None = None, extra: list[str] |
     """The sections that go before the matrix: sources, timeline, anything extra (disk)."""
     records = read_records(results_files) if records is None else records
     lines = ["### Sources", "", *sources_table(records), *(extra or [])]
-    return [*lines, *timeline.render(timeline.load(results_files))]
+    return [*lines, *timeline.render(*timeline.load(results_files))]
 
 
 def insert(markdown: Path, lines: list[str], title: str | None = None) -> None:

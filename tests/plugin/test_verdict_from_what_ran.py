@@ -160,7 +160,7 @@ def test_a_checkout_version_that_names_a_path_is_refused(tmp_path, version):
 @pytest.mark.parametrize("kind, version", [("checkout", "0.14.1/../../x"), ("git", "../.."),
                                            ("nightly", "2026/../x"), ("release", "a/b")])
 def test_every_label_is_a_file_name(kind, version):
-    label = sources.Source("x", kind, version, commit="../../abcdef").label
+    label = sources.KINDS[kind]("x", version, commit="../../abcdef").label
     assert "/" not in label and ".." not in label and label
 
 
@@ -194,20 +194,22 @@ def test_bisect_sees_a_new_failure_beside_a_known_one():
 
 
 def test_git_sources_are_judged_against_expectations():
-    git = sources.Source("git:x@main", "git", "0.15.0", commit="a" * 40)
+    git = sources.GitRef("git:x@main", "0.15.0", commit="a" * 40)
     assert runner.default_expectations(git) == [str(runner.NIGHTLY_EXPECTATIONS)]
-    tagged = sources.Source("git:x@v0.14.1", "git", "0.14.1", commit="a" * 40)
+    tagged = sources.GitRef("git:x@v0.14.1", "0.14.1", commit="a" * 40)
     assert runner.default_expectations(tagged)[0].endswith("torchrl-0.14.1.txt")
     # a checkout of main is a development tree too: without this it was judged against no
     # expectations at all (every known bug read as a regression)
-    checkout = sources.Source("/work/rl", "checkout", "0.14.0")
+    checkout = sources.Checkout("/work/rl", "0.14.0")
     assert runner.default_expectations(checkout) == [str(runner.NIGHTLY_EXPECTATIONS)]
 
 
 def test_watch_dates_are_dates_and_its_state_is_checked():
-    from conformance.upstream.timeline import version_key
+    from conformance import record
 
-    assert sorted(["nightly-2027.10.1", "nightly-2027.9.30"], key=version_key) == [
+    days = [record.describe("nightly", f"nightly-{d}", d, date=watch.day_of(f"nightly-{d}"))
+            for d in ("2027.10.1", "2027.9.30")]
+    assert [d["label"] for d in sorted(days, key=record.source_order)] == [
         "nightly-2027.9.30", "nightly-2027.10.1"]
     with pytest.raises(ValueError):
         watch.date_of("nightly-2026.13.45")
