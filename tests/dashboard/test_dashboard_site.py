@@ -34,9 +34,11 @@ def _results(folder, label, rows, partial=None, started=1_790_000_000.0):
 
 
 def test_spec_key_drops_the_implementation_only():
-    assert spec_key("conformance/test_x.py::test_y[torchrl-a=1-b=2]") == "test_x.py::test_y[a=1-b=2]"
-    assert spec_key("conformance/test_x.py::test_y[torchrl]") == "test_x.py::test_y"
-    assert spec_key("conformance/test_x.py::test_y") == "test_x.py::test_y"
+    assert spec_key("conformance/test_x.py::test_y[torchrl-a=1-b=2]", "torchrl") == \
+        "test_x.py::test_y[a=1-b=2]"
+    assert spec_key("conformance/test_x.py::test_y[torchrl]", "torchrl") == "test_x.py::test_y"
+    assert spec_key("conformance/test_x.py::test_y", "torchrl") == "test_x.py::test_y"
+    assert spec_key("conformance/test_x.py::test_y[sb3-a=1]", "sb3") == "test_x.py::test_y[a=1]"
 
 
 def test_history_records_a_complete_run_once_and_never_rewrites_it(tmp_path):
