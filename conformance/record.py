@@ -42,6 +42,16 @@ ROW_EXTRA = ("reason", "link", "defect")
 MANIFEST = Path(__file__).resolve().parent / "manifest.json"
 
 
+#: the upstream runner's record of each source (pairing, C++ trees, times) sits beside its
+#: results in this folder, under the same name
+RUNNER_RECORDS = "sources"
+
+
+def runner_record(results: Path) -> Path:
+    """Where the upstream runner's record of the source of ``results`` is."""
+    return Path(results).parent / RUNNER_RECORDS / Path(results).name
+
+
 def manifest_digest(path: Path = MANIFEST) -> str | None:
     """The sha256 of the manifest of spec ids the run was judged against (None: no manifest)."""
     try:

@@ -103,8 +103,9 @@ def from_results(path: Path) -> Source:
             messages[key] = _first_line(row["message"])
         if row["outcome"] == outcomes.KNOWN_FAILURE and row.get("link"):
             known[key] = (row["reason"], row["link"], row["nodeid"], row.get("defect"))
-    record = Path(path).parent / "sources" / Path(path).name
-    meta = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else {}
+    runner_record = record.runner_record(Path(path))
+    meta = (json.loads(runner_record.read_text(encoding="utf-8")) if runner_record.is_file()
+            else {})
     if doc.get("partial"):
         meta["partial"] = doc["partial"]
     meta["known"] = known

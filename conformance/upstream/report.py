@@ -18,14 +18,12 @@ import os
 import sys
 from pathlib import Path
 
+from conformance import record as shape
 from conformance.files import atomic_write
 from conformance.upstream import timeline
 
-RECORDS = "sources"  # folder beside the per-source results files
-
-
-def record_path(results: Path) -> Path:
-    return results.parent / RECORDS / results.name
+RECORDS = shape.RUNNER_RECORDS  # folder beside the per-source results files
+record_path = shape.runner_record
 
 
 def write_record(results: Path, record: dict) -> Path:
