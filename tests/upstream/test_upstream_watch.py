@@ -1,6 +1,9 @@
 """The nightly watch's decision (conformance/upstream/watch.py), without network."""
 
+import json
 import subprocess
+
+import pytest
 
 from conformance.upstream import watch
 
@@ -9,7 +12,10 @@ def test_green_is_recorded_red_bisects_from_the_last_green():
     first = watch.decide({}, "nightly-2026.10.26", True, "aaa")
     assert first["action"] == "none"
     state = first["state"]
-    assert state == {"last_green": {"label": "nightly-2026.10.26", "commit": "aaa"}}
+    assert state == {"last_green": {"label": "nightly-2026.10.26", "commit": "aaa",
+                                    "day": "2026-10-26"}}
+    # a state written before it carried the day is still read (the day from its label)
+    assert watch.valid_state({"last_green": {"label": "nightly-2026.10.26", "commit": None}})
     red = watch.decide(state, "nightly-2026.10.27", False, "bbb")
     assert (red["action"], red["good"], red["bad"]) == ("bisect", "aaa", "bbb")
     assert red["state"] == state  # a red nightly never becomes the new good end
@@ -38,3 +44,28 @@ def test_decide_command_writes_the_state_and_the_outputs(tmp_path):
             "--repo", str(tmp_path), "--github-output", str(out)]
     assert watch.main(argv) == 0
     assert "nightly-2026.10.27" in state.read_text() and "action=none" in out.read_text()
+
+
+def test_decide_reads_the_nightly_and_its_day_from_its_results(tmp_path):
+    """The watch takes the label and the build day from the document's source, not the name."""
+    from conformance import record
+
+    results = tmp_path / "whatever.json"
+    row = {"nodeid": "conformance/test_x.py::t[torchrl]", "area": "x", "spec": "t",
+           "parameters": "", "implementation": "torchrl",
+           "implementation_version": "nightly-2026.10.27", "outcome": "pass", "expected": True,
+           "message": ""}
+    results.write_text(json.dumps({"schema": 2, "started": 1.0, "finished": 2.0, "rows": [row],
+                                   "source": record.describe("nightly", "nightly-2026.10.27",
+                                                             "2026.10.27", date="2026-10-27")}))
+    state = tmp_path / "state.json"
+    assert watch.main(["decide", "--state", str(state), "--results", str(results), "--passed",
+                       "true", "--repo", str(tmp_path)]) == 0
+    assert json.loads(state.read_text()) == {"last_green": {
+        "label": "nightly-2026.10.27", "commit": None, "day": "2026-10-27"}}
+    # a release's results are no nightly: one line, exit code 2
+    results.write_text(results.read_text().replace('"nightly"', '"release"'))
+    with pytest.raises(SystemExit) as exited:
+        watch.main(["decide", "--state", str(state), "--results", str(results), "--passed",
+                    "true", "--repo", str(tmp_path)])
+    assert exited.value.code == 2
