@@ -131,3 +131,15 @@ def test_the_floor_rule_sees_an_upward_import():
     assert _floor("conformance.upstream.runner") > _floor("conformance.reporting.matrix")
     assert _floor("conformance.libraries.run") > _floor("conformance.libraries.registry")
     assert _floor("conformance.test_prioritized_replay") == _floor("conformance.plugin.keys")
+
+
+def test_every_reference_file_belongs_to_one_declared_area():
+    """conformance/areas.py declares each area's reference files once (the mutation run reads
+    them there): a new file of impls/ belongs to an area, never to two."""
+    from conformance.areas import ORDER
+
+    declared = [path for area in ORDER for path in area.impls]
+    assert len(declared) == len(set(declared)), declared
+    files = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "impls").glob("*.py")
+                   if p.name != "__init__.py")
+    assert sorted(declared) == files
