@@ -1,11 +1,14 @@
 """The nightly watch's decision (conformance/upstream/watch.py), without network."""
 
 import json
+import os
 import subprocess
 
 import pytest
 
 from conformance.upstream import watch
+from tests.conftest import ROOT
+from tests.rows import PY
 
 
 def test_green_is_recorded_red_bisects_from_the_last_green():
@@ -69,3 +72,31 @@ def test_decide_reads_the_nightly_and_its_day_from_its_results(tmp_path):
         watch.main(["decide", "--state", str(state), "--results", str(results), "--passed",
                     "true", "--repo", str(tmp_path)])
     assert exited.value.code == 2
+
+
+def test_watch_dates_are_dates_and_its_state_is_checked():
+    from conformance import record
+
+    days = [record.describe("nightly", f"nightly-{d}", d, date=watch.day_of(f"nightly-{d}"))
+            for d in ("2027.10.1", "2027.9.30")]
+    assert [d["label"] for d in sorted(days, key=record.source_order)] == [
+        "nightly-2027.9.30", "nightly-2027.10.1"]
+    with pytest.raises(ValueError):
+        watch.date_of("nightly-2026.13.45")
+    with pytest.raises(ValueError):
+        watch.valid_state({"last_green": {"label": "nightly-2026.2.30", "commit": None}})
+    with pytest.raises(ValueError):
+        watch.valid_state({"last_green": {"label": "nightly-2026.2.3", "commit": "--all"}})
+    newer = {"last_green": {"label": "nightly-2027.10.1", "commit": "b" * 40}}
+    kept = watch.decide(newer, "nightly-2027.9.30", True, "c" * 40)
+    assert kept["state"] == newer  # an older green nightly does not move the last green back
+
+
+def test_watch_decide_refuses_an_impossible_date_in_one_line(tmp_path):
+    proc = subprocess.run([PY, "-m", "conformance.upstream.watch", "decide", "--state",
+                           str(tmp_path / "s.json"), "--label", "nightly-2026.02.31",
+                           "--passed", "true", "--repo", str(tmp_path)], cwd=ROOT,
+                          capture_output=True, text=True, env={**os.environ,
+                                                               "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert not (tmp_path / "s.json").exists()
