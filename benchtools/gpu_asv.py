@@ -1,12 +1,14 @@
 """asv on a GPU machine: record the cuda points of the asv benchmarks for one commit.
 
-    python -m benchtools.gpu_asv --commit HASH [--bench REGEX] [--quick] [--machine NAME]
-                                 [--rehearse]
+    python -m benchtools.gpu_asv --commit HASH [--bench REGEX]... [--seconds S] [--quick]
+                                 [--machine NAME] [--rehearse]
 
 Runs ``asv run --python=same`` with ``TORCHRL_CONFORMANCE_BENCH_DEVICES=cuda`` (the cuda points
 only: asv spawns a process per point, and the CPU points belong to the CPU's history), then
 names the result files without the checkout's path (``benchtools.asv_results``). They land in
-``reports/asv/results/<machine>/`` (default machine name: ``gpu-<the device's name>``).
+``reports/asv/results/<machine>/`` (default machine name: ``gpu-<the device's name>``). asv
+saves a run's results only when the run ends, so each ``--bench`` is its own asv run, in the
+order given, merged into the commit's file; none starts after ``--seconds``.
 
 The environment of asv's processes is explicit: asv drops ``PYTHONPATH`` from every process it
 starts (benchmark discovery and each point) unless ``ASV_PYTHONPATH`` is set, which it hands
@@ -36,6 +38,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from conformance.paths import ROOT
@@ -125,8 +128,8 @@ def finite_points(folder: Path, commit: str) -> dict[str, int]:
     return counts
 
 
-def run(commit: str, bench: str | None, quick: bool, machine: str | None,
-        rehearse: bool = False) -> int:
+def run(commit: str, bench: list[str] | str | None, quick: bool, machine: str | None,
+        rehearse: bool = False, until: float | None = None) -> int:
     from benchtools.asv_results import stabilise
     from benchtools.clock import cuda_available
 
@@ -144,11 +147,20 @@ def run(commit: str, bench: str | None, quick: bool, machine: str | None,
     subprocess.run([*asv, "machine", "--yes", "--machine", machine], cwd=ROOT, env=env,
                    check=True, capture_output=True)
     cmd = [*asv, "run", "--python=same", "--set-commit-hash", recorded, "--machine", machine,
-           "--show-stderr", "--record-samples", *(["--quick"] if quick else []),
-           *(["--bench", bench] if bench else [])]
-    print("+", " ".join(cmd), flush=True)
+           "--show-stderr", "--record-samples", *(["--quick"] if quick else [])]
+    # asv saves a run's results only when the run ends: one asv run per regex, in the order
+    # given, each merged into the commit's file (asv loads it first), none started past `until`
+    groups = [bench] if isinstance(bench, str) else list(bench or [None])
+    status = 0
     try:
-        status = subprocess.run(cmd, cwd=ROOT, env=env).returncode
+        for n, regex in enumerate(groups):
+            if until is not None and time.time() > until:
+                print(f"asv: no time left for {len(groups) - n} group(s), from {regex!r} on",
+                      flush=True)
+                break
+            one = [*cmd, *(["--bench", regex] if regex else [])]
+            print("+", " ".join(one), flush=True)
+            status = subprocess.run(one, cwd=ROOT, env=env).returncode or status
     finally:  # stopped at a time limit too: what asv saved so far is kept, named as always
         stabilise()
         for path in recommit(RESULTS / machine, recorded, commit):
@@ -168,14 +180,19 @@ def main(argv=None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--commit", type=_commit, required=True,
                         help="the commit the tree was copied from (git rev-parse HEAD)")
-    parser.add_argument("--bench", help="regex of benchmarks (asv --bench)")
+    parser.add_argument("--bench", action="append",
+                        help="regex of benchmarks (asv --bench); repeatable: one asv run each, "
+                             "in this order")
+    parser.add_argument("--seconds", type=float,
+                        help="start no asv run after this many seconds (a running one ends)")
     parser.add_argument("--quick", action="store_true", help="one sample a point (asv --quick)")
     parser.add_argument("--machine", help="asv's machine name (default: gpu-<device name>)")
     parser.add_argument("--rehearse", action="store_true",
                         help="on a CPU machine: the cpu points, machine rehearse-cpu")
     args = parser.parse_args(argv)
     try:
-        return run(args.commit, args.bench, args.quick, args.machine, args.rehearse)
+        until = None if args.seconds is None else time.time() + args.seconds
+        return run(args.commit, args.bench, args.quick, args.machine, args.rehearse, until)
     except Refused as exc:
         print(f"ERROR: {exc}", file=sys.stderr)
         return 4

@@ -79,7 +79,7 @@ def counts_line(stem: str, doc: dict) -> str:
     parts = []
     for impl in impls:
         parts.append(f"{impl} " + ", ".join(f"{n} {s}" for (i, s), n in sorted(by.items()) if i == impl))
-    partial = f", PARTIAL: {doc['partial']}" if doc.get("partial") else ""
+    partial = f", PARTIAL: {first_line(doc['partial'], 90)}" if doc.get("partial") else ""
     return f"{stem} ({doc.get('device')}{partial}): " + "; ".join(parts)
 
 

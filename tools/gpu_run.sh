@@ -48,15 +48,13 @@ PY=${GPU_RUN_PYTHON:-python3}
 CARRY=$ROOT/.gpu-carry
 OUTDIR=${OUT:-$ROOT/.gpu-out}
 WORK=${GPU_RUN_WORK:-/tmp/gpu-run}
-BUDGET=${GPU_RUN_BUDGET:-540}   # seconds for the steps; the call's timeout_s leaves ~50 s more
+BUDGET=${GPU_RUN_BUDGET:-520}   # seconds for the steps; a call's timeout_s of 590 leaves 70 s more
 SCALE=${GPU_RUN_SCALE:-1}       # each cap times this (a rehearsal on 2 busy cores: more)
 CORES=$(getconf _NPROCESSORS_ONLN)   # counted before OMP_NUM_THREADS=1 below (nproc obeys it)
 REPORTS=reports/gpu
 LOGS=$WORK/logs
-mkdir -p "$OUTDIR" "$LOGS" "$REPORTS"
 T0=$(date +%s)
 SUMMARY=$OUTDIR/summary.txt
-[[ $ONLY == all ]] && : >"$SUMMARY"
 say() {  # one line of progress: printed, and kept in summary.txt (which comes back)
     local line; line=$(printf '[gpu-run %3ss] %s' "$(( $(date +%s) - T0 ))" "$*")
     echo "$line"; echo "$line" >>"$SUMMARY"
@@ -97,6 +95,8 @@ if [[ ! -d $CARRY/wheels/core ]]; then
     exit 2
 fi
 if [[ $MODE == gpu ]]; then DEV_A=cuda; DEV_B=cuda:0; else DEV_A=cpu; DEV_B=cpu; fi
+mkdir -p "$OUTDIR" "$LOGS" "$REPORTS"
+[[ $ONLY == all ]] && : >"$SUMMARY"
 say "mode $MODE: specs on cpu, $DEV_A and $DEV_B (as results-cpu, -cuda, -cuda0), budget ${BUDGET}s x scale $SCALE, $CORES cores, steps $ONLY"
 
 # ---------------------------------------------------------------- 1. setup: the carried wheels
@@ -188,8 +188,9 @@ cp "$REPORTS/machine.txt" "$OUTDIR/machine.txt"
 FRESH_PID=""
 if want fresh && [[ $TREES_FROM == carried ]]; then
     rm -rf "$WORK/fresh"
-    # half the cores: the specs run beside it (its few sources compile in parallel anyway)
-    ( MAX_JOBS=$(( CORES > 4 ? CORES / 2 : 1 )) bounded 300 fresh-build "$PY" -m conformance.upstream.extension cuda-overlay "$WORK/fresh" ) &
+    # three jobs: torchrl/csrc has three sources to compile (the .cu, pybind.cpp, utils.cpp);
+    # the specs take the other cores
+    ( MAX_JOBS=3 bounded 300 fresh-build "$PY" -m conformance.upstream.extension cuda-overlay "$WORK/fresh" ) &
     FRESH_PID=$!
 elif want fresh; then
     echo "no carried build to compare with: the trees step built them here ($(cat "$LOGS/trees-build.seconds" 2>/dev/null)s)" >"$LOGS/fresh-build.log"
@@ -197,7 +198,7 @@ fi
 
 # ---------------------------------------------------------------- 4. specs: cpu, cuda, cuda:0
 if want specs; then
-    W=${GPU_RUN_WORKERS:-$(( CORES >= 12 ? CORES / 4 : 1 ))}   # 3 runs x W workers (+ the build)
+    W=${GPU_RUN_WORKERS:-$(( CORES >= 12 ? (CORES - 3) / 3 : 1 ))}   # 3 runs x W workers + the build's 3
     SPECS_K=()
     [[ -n ${GPU_RUN_SPECS_K:-} ]] && SPECS_K=(-k "$GPU_RUN_SPECS_K")
     spec_run() {  # DEVICE NAME
@@ -222,7 +223,7 @@ if [[ -n $FRESH_PID ]]; then
     FRESH_OVERLAY=$(overlay_of fresh-build)
     if [[ -n $FRESH_OVERLAY ]]; then
         PYTHONPATH=$FRESH_OVERLAY:${PYTHONPATH#"$OVERLAY:"} bounded 60 trees-fresh "$PY" tools/gpu_trees.py measure \
-            --device "$DEV_A" --capacity $CAPACITY --label "fresh build ($(cat "$LOGS/fresh-build.seconds")s, MAX_JOBS=$(( CORES > 4 ? CORES / 2 : 1 )))" \
+            --device "$DEV_A" --capacity $CAPACITY --label "fresh build ($(cat "$LOGS/fresh-build.seconds")s, MAX_JOBS=3)" \
             --out "$LOGS/trees-fresh.json"
         "$PY" tools/gpu_trees.py compare "$LOGS/trees-carried.json" "$LOGS/trees-fresh.json" >"$OUTDIR/trees.txt" 2>&1
         rc=$?
@@ -243,11 +244,11 @@ BENCH_DEV=cuda; [[ $MODE != gpu ]] && BENCH_DEV=cpu
 BENCH_FILES=(reports/gpu/benchmarks-partial.md reports/gpu/benchmarks-partial reports/gpu/benchmarks.md reports/gpu/benchmarks)
 [[ $MODE != gpu ]] && BENCH_FILES=(reports/benchmarks-partial.md reports/benchmarks-partial reports/benchmarks.md reports/benchmarks)
 if want targets; then
-    PASSES=3 MAXT=0.3; [[ $MODE != gpu ]] && PASSES=1 MAXT=0.02
-    bounded 120 targets "$PY" -m benchtools --device "$BENCH_DEV" -k "$TARGETS_K" --passes $PASSES --max-time $MAXT
+    PASSES=2 MAXT=0.2; [[ $MODE != gpu ]] && PASSES=1 MAXT=0.02
+    bounded 150 targets "$PY" -m benchtools --device "$BENCH_DEV" -k "$TARGETS_K" --passes $PASSES --max-time $MAXT
     rc=$?
     say "targets: exit $rc in $(cat "$LOGS/targets.seconds")s"
-    grep -hE "^- .*(target|not measured)" "${BENCH_FILES[0]}" 2>/dev/null | sed 's/^/    /' | tee -a "$SUMMARY"
+    grep -hE "^- .*(batch 1|at 1e6|sample_256|update_256)" "${BENCH_FILES[0]}" 2>/dev/null | grep -v "no CUDA device" | sed 's/^/    /' | tee -a "$SUMMARY"
     pack bench "${BENCH_FILES[@]}"
 fi
 
@@ -259,12 +260,18 @@ if want asv; then
         "$CARRY"/wheels/asv/*.whl >"$LOGS/asv-install.log" 2>&1
     COMMIT=$(cat "$CARRY/commit" 2>/dev/null || echo 0000000000000000000000000000000000000000)
     REHEARSE=(); [[ $MODE != gpu ]] && REHEARSE=(--rehearse)
-    # the targets' classes first (the ratios, then their raw times): asv starts a process per point
-    ASV_BENCH=${GPU_RUN_ASV_BENCH:-'(TanhNormalModeBatch1OverDeterministic|TanhNormalModeOverTanh|Sample256VersusTorchrl|Update256VersusTorchrl|TanhNormalModeBatch1|TanhNormalDeterministicBatch1|Sample256|Update256|TanhBaseline)\.'}
-    PYTHONPATH=$PYTHONPATH:$ASVSITE bounded 150 asv "$PY" -m benchtools.gpu_asv --commit "$COMMIT" \
-        --quick --bench "$ASV_BENCH" "${REHEARSE[@]}"
+    # asv starts a process per point and saves a run only when it ends: one asv run per group,
+    # the targets' ratios first, then their raw times, then the rest of their classes
+    ASV_GROUPS=('(TanhNormalModeBatch1OverDeterministic|Sample256VersusTorchrl|Update256VersusTorchrl)\.'
+                '(TanhNormalModeBatch1|TanhNormalDeterministicBatch1|Sample256|Update256)\.'
+                '(TanhNormalModeOverTanh|TanhNormalMode|TanhBaseline)\.')
+    [[ -n ${GPU_RUN_ASV_BENCH:-} ]] && ASV_GROUPS=("$GPU_RUN_ASV_BENCH")
+    ASV_ARGS=(); for g in "${ASV_GROUPS[@]}"; do ASV_ARGS+=(--bench "$g"); done
+    ASV_LIMIT=$(limit_for 170)
+    PYTHONPATH=$PYTHONPATH:$ASVSITE bounded 170 asv "$PY" -m benchtools.gpu_asv --commit "$COMMIT" \
+        --quick "${ASV_ARGS[@]}" --seconds $(( ASV_LIMIT * 2 / 3 )) "${REHEARSE[@]}"
     ASV_RC=$?
-    say "asv: exit $ASV_RC in $(cat "$LOGS/asv.seconds")s: $(grep -h 'points with a finite result' "$LOGS/asv.log" | tail -1)"
+    say "asv: exit $ASV_RC in $(cat "$LOGS/asv.seconds")s: $(grep -h 'points with a finite result' "$LOGS/asv.log" | tail -1) $(grep -h 'no time left for' "$LOGS/asv.log" | tail -1)"
     pack asv reports/asv/results/gpu-* reports/asv/results/rehearse-cpu
 fi
 
