@@ -165,9 +165,9 @@ def run(commit: str, bench: list[str] | str | None, quick: bool, machine: str | 
         stabilise()
         for path in recommit(RESULTS / machine, recorded, commit):
             print(f"recorded for {commit[:8]}: {path.relative_to(ROOT)}")
-    counts = finite_points(RESULTS / machine, commit)
-    for name, n in counts.items():
-        print(f"asv {device} points with a finite result: {n} in {machine}/{name}")
+        counts = finite_points(RESULTS / machine, commit)
+        for name, n in counts.items():
+            print(f"asv {device} points with a finite result: {n} in {machine}/{name}", flush=True)
     if not any(counts.values()):
         print(f"ERROR: asv recorded no finite {device} point for {commit[:8]} in "
               f"{RESULTS.relative_to(ROOT) / machine}", file=sys.stderr)

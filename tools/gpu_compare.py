@@ -230,9 +230,13 @@ def section_targets(out: Path, unpacked: Path) -> str:
         path = unpacked / report
         if path.is_file():
             text = path.read_text()
+            # the three GPU targets' lines (batch-1 mode, mode at 1e6, PER sample/update 256)
             targets = [line for line in text.splitlines()
-                       if line.startswith("- ") and ("target" in line or "not measured" in line)]
-            floors = [line for line in text.splitlines() if "launch_sync" in line and "|" in line]
+                       if line.startswith("- ") and "(target" in line
+                       and re.search(r"batch 1|at 1e6|sample_256|update_256", line)]
+            floors = [line for line in text.split("## Floors", 1)[-1].splitlines()
+                      if line.startswith("- one launch+sync") or line.startswith("- copy")] \
+                if "## Floors" in text else []
             lines += [f"From `{report}` (the targets' groups and the floors, one run):", ""]
             lines += targets or ["(no target line)"]
             if floors:
