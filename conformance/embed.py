@@ -136,8 +136,10 @@ def specs(impl: str = "torchrl", *, expectations: str | os.PathLike | None = Non
     ``expectations``: the host's known failures (a file in the suite's format; the suite's test
     ids are its keys), ``"none"`` for none; default: the file shipped for the installed version,
     as ``torchrl-conformance`` chooses it. ``device``: as ``--device``. ``pytest_args``: more
-    arguments of the suite's run (``--spec-timeout 600``).
+    arguments of the suite's run, from the allow-list of ``conformance.upstream.passthrough``
+    (``--spec-timeout 600``, ``-v``); anything else (``--impl``, ``--reruns``) is a ValueError.
     """
+    pytest_args = checked_args(pytest_args)
     if expectations is not None and str(expectations) != "none":
         expectations = Path(expectations).resolve()
         if not expectations.is_file():
@@ -152,6 +154,23 @@ def specs(impl: str = "torchrl", *, expectations: str | os.PathLike | None = Non
 
     test_conformance.__doc__ = f"A conformance spec of torchrl-conformance on --impl {impl}."
     return test_conformance
+
+
+def checked_args(pytest_args: Iterable[str]) -> tuple[str, ...]:
+    """The child's extra arguments, refused in one line unless on the pass-through allow-list:
+    the embed's own ``impl`` is what is judged (``pytest_args=["--impl", "reference"]`` passed
+    495 host tests from the reference, as TorchRL)."""
+    from conformance.upstream import passthrough
+
+    if isinstance(pytest_args, (str, bytes)):
+        raise ValueError("conformance.embed.specs: pytest_args is a list of arguments, not one "
+                         f"string ({pytest_args!r})")
+    args = tuple(str(a) for a in pytest_args)
+    try:
+        passthrough.check(list(args), paths.PACKAGE.parent, "conformance.embed.specs: pytest_args")
+    except passthrough.PassThroughError as exc:
+        raise ValueError(str(exc)) from None
+    return args
 
 
 # ---------------------------------------------------------------------- the child run

@@ -194,8 +194,12 @@ def _resolve(config, expected_state: tuple) -> tuple[list, dict, dict[str, str]]
                                                                     "when imported"))
 
     try:
-        raw = config.getoption("impl") or os.environ.get(implementations.ENV_VAR) \
-            or implementations.DEFAULT
+        given = config.getoption("impl")
+        if given is not None and not given.replace(",", "").strip():
+            # --impl '' named nothing: never the default two implementations in its place
+            raise pytest.UsageError(f"--impl {given!r}: names no implementation (reference, "
+                                    "torchrl, pkg.module:object)")
+        raw = given or os.environ.get(implementations.ENV_VAR) or implementations.DEFAULT
         for name in [n.strip() for n in raw.split(",") if n.strip()]:
             filters = list(warnings.filters)
             blame(implementations.resolve(name)[0].id, filters)

@@ -108,6 +108,17 @@ def classify(report, entry, skip_outcome: str | None, timed_out: str,
     return None
 
 
+def not_a_pass(row: dict) -> None:
+    """A spec that needed a rerun is not a pass: whatever retried it (pytest-rerunfailures,
+    a flaky marker, a plug-in of the environment), the row says it failed first."""
+    if row.get("reruns") and row.get("outcome") == O.PASS:
+        first = next((m for m in row.get("rerun_messages", []) if m), "")
+        row.update(outcome=O.FAIL, expected=False,
+                   message=encodable(f"passed only after {row['reruns']} rerun(s): a spec that "
+                                     f"needs a rerun is not a pass; it failed first: {first}"
+                                     )[:4000])
+
+
 class OutcomeRecorder:
     """Where tests run: turn an implementation's own NotImplementedError into "not applicable",
     and attach each phase's verdict to its report."""
@@ -261,6 +272,7 @@ class ResultsPlugin:
         overrides = verdict.pop("overrides", False)
         if row["outcome"] in (None, O.PASS) or overrides:
             row.update(verdict)
+        not_a_pass(row)
 
     def record_kill(self, nodeid: str, why: str) -> None:
         """The watchdog is about to end this (single) process: keep what was learnt."""

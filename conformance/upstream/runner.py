@@ -292,8 +292,16 @@ def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, 
                          "results (see its output above)", args.pytest_args)
         rows = _rows(results)
     passed, text = verdict(rows, returncode)
-    complete = returncode != PARTIAL_EXIT and not complete_reason(rows)
-    return label, passed, text, _promote(results, complete), record
+    return label, passed, text, _promote(results, admissible(rows, returncode)), record
+
+
+def admissible(rows: list[dict], returncode: int | None) -> bool:
+    """Whether a source's rows may replace its stored column (and its sources record, the
+    matrix, the bug reports): a complete run in which every spec ran. Rows written for a pytest
+    that died (NOT TESTED, every one) are complete by count and still nothing that ran."""
+    if returncode == PARTIAL_EXIT or not rows or complete_reason(rows):
+        return False
+    return not any(r.get("outcome") == outcomes.NOT_TESTED for r in rows)
 
 
 def _promote(results: Path, complete: bool) -> Path:
