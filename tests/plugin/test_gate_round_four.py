@@ -25,7 +25,10 @@ def _complete_rows(impl: str = "torchrl", version: str = "0.14.1") -> list[dict]
     for spec in sorted(manifest.spec_ids()):
         head, bracket, params = spec.partition("[")
         inside = f"{impl}-{params.removesuffix(']')}" if bracket else impl
+        path, _, name = head.partition("::")
         rows.append({"nodeid": f"{head}[{inside}]", "implementation": impl,
+                     "area": path.split("/")[-1].removeprefix("test_").removesuffix(".py"),
+                     "spec": name, "parameters": params.removesuffix("]"), "duration": 0.0,
                      "implementation_version": version, "device": "cpu", "outcome": "pass",
                      "expected": True, "message": ""})
     return rows
