@@ -16,6 +16,8 @@ from html import escape
 from pathlib import Path
 
 from conformance import outcomes
+from conformance.escape import link as anchor
+from conformance.escape import url as safe_url
 from conformance.areas import AREAS
 from conformance.dashboard import asv_history, flips, markdown, svg
 from conformance.dashboard.data import (
@@ -180,6 +182,9 @@ def _links(sources: list[Source]) -> dict[str, str]:
     return links
 
 
+PULL = "https://github.com/pytorch/rl/pull/"
+
+
 def _flip_table(found: list[dict]) -> str:
     if not found:
         return "<p>No spec changed between two consecutive sources of a series.</p>"
@@ -190,14 +195,14 @@ def _flip_table(found: list[dict]) -> str:
                     f"{'exact' if flip['exact'] else 'nightlies in between not run'})"
                     if flip["days"] is not None else ""))
         commit = (f"<code>{escape(flip['commit'][:10])}</code> {escape(flip.get('commit_subject', ''))}"
-                  + (f" (<a href='https://github.com/pytorch/rl/pull/{flip['pull_request']}'>"
-                     f"pytorch/rl#{flip['pull_request']}</a>)" if flip.get("pull_request") else "")
+                  + (" (" + anchor(PULL + str(flip["pull_request"]), f"pytorch/rl#{flip['pull_request']}")
+                     + ")" if flip.get("pull_request") else "")
                   + f"<br><span class='sub'>{escape(flip['commit_note'])}</span>"
                   if flip["commit"] else escape(flip["commit_note"]))
         specs = "".join(f"<li><code>{escape(c['spec'])}</code>: {escape(c['before'])} &rarr; "
                         f"{escape(c['after'])}</li>" for c in flip["specs"])
-        linked = "".join(f"<a href='{escape(link)}'>{escape(link.replace('https://github.com/', ''))}</a> "
-                         for link in flip.get("links", []))
+        linked = "".join(anchor(target, target.replace("https://github.com/", "")) + " "
+                         for target in flip.get("links", []))
         button = (f"<button type='button' class='show-diff' data-a='{escape(flip['after'])}' "
                   f"data-b='{escape(flip['at'])}'>show in the diff</button>")
         rows.append(f"<tr><td><strong>{escape(flip['at'])}</strong><br>{button}</td><td>{where}</td>"
@@ -236,7 +241,7 @@ def _known_failures(sources: list[Source], bugs_dir: Path) -> str:
             for n in sorted(group["reproducers"]) if (bugs_dir / n).is_file())
         columns = group["columns"]
         span = columns[0] if len(columns) == 1 else f"{columns[0]} … {columns[-1]} ({len(columns)} sources)"
-        items.append(f"<li><a href='{escape(link)}'>{escape(link.replace('https://github.com/', ''))}</a> — "
+        items.append(f"<li><a href='{safe_url(link)}'>{escape(link.replace('https://github.com/', ''))}</a> — "
                      f"{escape(reason[:220])} <span class='sub'>[{escape(', '.join(sorted(group['areas'], key=area_order)))}; "
                      f"{len(group['specs'])} spec(s); in {escape(span)}]</span> {repro or '<span class=sub>no reproducer</span>'}</li>")
     return "<ul class='known'>" + "".join(items) + "</ul>" if items else "<p>No known failure.</p>"
