@@ -57,9 +57,8 @@ def preflight(args) -> str | None:
     """The first problem a run would meet before its first spec, as one line (None: none)."""
     from conformance import shipped
     from conformance.reporting import destination
-    from conformance.versions import module_version
-
     from conformance.upstream import passthrough
+    from conformance.versions import module_version
 
     names = [n.strip() for n in args.impl.split(",") if n.strip()]
     if not names:

@@ -9,7 +9,7 @@ and links without a scheme (relative ones, ``#anchors``); anything else (``javas
 of upstream's history, an implementation's failure messages, a benchmark report's Markdown.
 
 Writers use :func:`link` and :func:`image` for the two elements that carry a URL. The
-self-test (tests/project/test_output_cannot_run.py) feeds markup through every field and checks
+self-test (tests/project/test_escape.py) feeds markup through every field and checks
 the built pages.
 """
 

@@ -16,8 +16,6 @@ from html import escape
 from pathlib import Path
 
 from conformance import outcomes
-from conformance.escape import link as anchor
-from conformance.escape import url as safe_url
 from conformance.areas import AREAS
 from conformance.dashboard import asv_history, flips, markdown, svg
 from conformance.dashboard.data import (
@@ -31,6 +29,8 @@ from conformance.dashboard.data import (
     run_time,
     spec_key,
 )
+from conformance.escape import link as anchor
+from conformance.escape import url as safe_url
 
 ASSETS = Path(__file__).parent / "assets"
 TEXT = {  # the status words the tables show: text, never an emoji

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT
-from tests.plugin.test_gate_round_four import _complete_rows
+from tests.manifest_rows import complete_rows as _complete_rows
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 

@@ -17,7 +17,7 @@ from conformance import escape, history
 from conformance.dashboard.build import build
 from conformance.dashboard.markdown import to_html
 from conformance.upstream import report
-from tests.plugin.test_gate_round_four import _complete_rows
+from tests.manifest_rows import complete_rows as _complete_rows
 
 #: what an attacker writes into a field; each must come out as text
 MARKUP = [
@@ -88,7 +88,7 @@ def _problems(html_text: str) -> list[str]:
 def test_markdown_reports_carry_no_runnable_markup():
     md = "\n".join(["## Benchmarks", "", *(f"- ![{m}](plot.png) [{m}](https://e.org)" for m in MARKUP),
                     *(f"- [click]({u.strip()})" for u in BAD_URLS if " " not in u.strip()),
-                    "", f"| a | b |", "|---|---|", f"| {MARKUP[0]} | {MARKUP[1]} |"])
+                    "", "| a | b |", "|---|---|", f"| {MARKUP[0]} | {MARKUP[1]} |"])
     out = to_html(md, link=lambda target: target)
     assert _problems(out) == [], out
     assert "&lt;script&gt;" in out
