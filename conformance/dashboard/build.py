@@ -10,6 +10,7 @@ import csv
 import datetime
 import json
 import shutil
+import tempfile
 import time
 from collections import Counter
 from html import escape
@@ -411,15 +412,36 @@ def benchmarks_page(reports: Path, out: Path) -> None:
     (out / "benchmarks.html").write_text(_page("Benchmarks", body, None, "benchmarks.html"), encoding="utf-8")
 
 
-def build(reports: Path, out: Path, history_dir: Path | None = None, bisect_dir: Path | None = None) -> dict:
-    """Write the whole site into ``out`` (replaced); a summary of what it holds."""
+class OverBudget(ValueError):
+    """The site is larger than its budget: nothing was written (one line)."""
+
+
+def build(reports: Path, out: Path, history_dir: Path | None = None, bisect_dir: Path | None = None,
+          budget: int | None = None) -> dict:
+    """Write the whole site into ``out`` (replaced); a summary of what it holds. It is built in
+    a staging folder of its own (a new one each time: a sibling this command did not create is
+    never touched), and replaces ``out`` only when it is within ``budget`` bytes."""
     reports, out = Path(reports), Path(out)
     history_dir = Path(history_dir or reports / "history")
     bisect_dir = Path(bisect_dir or history_dir / "bisect")
     if not (reports / "upstream").is_dir():
         raise FileNotFoundError(f"{reports / 'upstream'}: no per-source results (run nox -s upstream)")
-    staging = out.with_name(f".{out.name}.staging")
-    shutil.rmtree(staging, ignore_errors=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
+    try:
+        summary = _build_into(reports, history_dir, bisect_dir, staging)
+        summary["bytes"] = sum(p.stat().st_size for p in staging.rglob("*") if p.is_file())
+        if budget is not None and summary["bytes"] > budget:
+            raise OverBudget(f"the site is {summary['bytes'] / 1e6:.2f} MB, over its "
+                             f"{budget / 1e6:.1f} MB budget: not written to {out}")
+        shutil.rmtree(out, ignore_errors=True)
+        staging.rename(out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)  # gone already when it became the site
+    return summary
+
+
+def _build_into(reports: Path, history_dir: Path, bisect_dir: Path, staging: Path) -> dict:
     (staging / "data").mkdir(parents=True)
     shutil.copytree(ASSETS, staging / "assets")
     bugs = reports / "upstream-bugs"
@@ -430,8 +452,5 @@ def build(reports: Path, out: Path, history_dir: Path | None = None, bisect_dir:
     benchmarks_page(reports, staging)
     (staging / ".nojekyll").write_text("")  # GitHub Pages: serve folders as they are
     (staging / "data" / "built.json").write_text(json.dumps({"built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}) + "\n")
-    shutil.rmtree(out, ignore_errors=True)
-    staging.rename(out)
-    summary["bytes"] = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     return summary
 
