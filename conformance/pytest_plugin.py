@@ -202,7 +202,10 @@ def _resolve(config, expected_state: tuple) -> tuple[list, dict, dict[str, str]]
         raw = given or os.environ.get(implementations.ENV_VAR) or implementations.DEFAULT
         for name in [n.strip() for n in raw.split(",") if n.strip()]:
             filters = list(warnings.filters)
-            blame(implementations.resolve(name)[0].id, filters)
+            threads = isolation.thread_idents()
+            impl_id = implementations.resolve(name)[0].id
+            isolation.OWNERS.claim(threads, impl_id)  # threads its import started are its own
+            blame(impl_id, filters)
         selected = implementations.resolve(raw)  # (imports cached) duplicates, one-line errors
         surveys = {}
         for s in selected:

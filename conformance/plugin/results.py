@@ -162,6 +162,10 @@ class OutcomeRecorder:
                 del report.wasxfail
             report.conformance = {"outcome": O.FAIL if call.when == "call" else O.ERROR,
                                   "expected": False, "message": message}
+        thread_leak = item.stash.get(keys.THREAD_LEAK, None)
+        if thread_leak:  # travels to the controller (pytest-xdist) with the report
+            del item.stash[keys.THREAD_LEAK]
+            report.conformance_thread_leak = thread_leak
         leak = item.stash.get(keys.STATE_LEAK, None) if call.when != "setup" else None
         if leak:  # conformance.plugin.isolation: the implementation changed global state
             del item.stash[keys.STATE_LEAK]
@@ -250,6 +254,9 @@ class ResultsPlugin:
 
     # ------------------------------------------------------------------ reports
     def pytest_runtest_logreport(self, report):
+        thread_leak = getattr(report, "conformance_thread_leak", None)
+        if thread_leak:  # a change of state nobody's test can be blamed for: no verdict
+            self.thread_leaks = [*getattr(self, "thread_leaks", []), str(thread_leak)]
         verdict = getattr(report, "conformance", None)
         if verdict is None:
             if not report.failed:
@@ -286,6 +293,10 @@ class ResultsPlugin:
         reasons = []
         if self.partial_reason:
             reasons.append(self.partial_reason)
+        leaks = getattr(self, "thread_leaks", [])
+        if leaks:
+            reasons.append(f"{len(leaks)} change(s) of global state by a thread an "
+                           f"implementation started; the first: {leaks[0][:600]}")
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             reasons.append("interrupted")
         elif session.shouldfail or session.shouldstop:
