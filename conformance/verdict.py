@@ -12,7 +12,8 @@ Anything else is one line on stderr and a non-zero code:
 - a partial run: :data:`~conformance.plugin.completeness.PARTIAL_EXIT` (6);
 - an unexpected row or a failing child: 1 (or the child's own non-zero code).
 
-Which commands are verdicts (parents) and which are plain pytest: docs/verdicts.md.
+Which commands are verdicts (parents) and which are plain pytest: docs/gating.md, "Verdicts
+and plain pytest".
 
     python -m conformance.verdict [--results PATH] -- PYTEST_ARGS...   # what nox -s conformance runs
 """
