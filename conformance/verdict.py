@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 import time
@@ -30,6 +31,7 @@ from pathlib import Path
 from conformance import outcomes
 from conformance.plugin.completeness import PARTIAL_EXIT, flag, rows_reason
 
+DROPPED_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")
 #: where ``pytest conformance`` writes its results when not told (the plug-in's default)
 DEFAULT_RESULTS = Path("reports") / "results.json"
 PARTIAL_DIR = "partial"
@@ -106,6 +108,9 @@ def run_judged(command: list[str], where: list[Path], env: dict | None = None, c
                prog: str = "conformance") -> int:
     """Run ``command``, then judge the results it wrote in one of ``where``; the code. A file
     left there by an earlier run is kept, and never this run's verdict (its ``started``)."""
+    # a verdict's pytest arguments and plug-ins are its own: none from the environment
+    # (PYTEST_ADDOPTS="--results x.json" or "--log-file=README.md" would reach the child)
+    env = {k: v for k, v in (os.environ if env is None else env).items() if k not in DROPPED_ENV}
     since = time.time()
     try:
         returncode = subprocess.run(command, env=env, cwd=cwd).returncode

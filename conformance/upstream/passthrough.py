@@ -58,6 +58,11 @@ def max_workers() -> int:
     return os.cpu_count() or 1
 
 
+def _whole(value: str) -> bool:
+    """Digits 0-9 only (``"²".isdigit()`` is true, and int() refuses it)."""
+    return value.isascii() and value.isdigit()
+
+
 def _value_problem(kind: str, value: str) -> str | None:
     """Why ``value`` is not a valid value of this kind (None: it is)."""
     if not value or (value.startswith("-") and kind in ("text", "chars", "tb")):
@@ -69,10 +74,10 @@ def _value_problem(kind: str, value: str) -> str | None:
     if kind == "tb":
         return None if value in TB_STYLES else f"takes one of {', '.join(TB_STYLES)}"
     if kind == "count":
-        return None if value.isdigit() and int(value) < 10**6 else "takes a whole number >= 0"
+        return None if _whole(value) and int(value) < 10**6 else "takes a whole number >= 0"
     if kind == "workers":
         bound = max_workers()
-        if value.isdigit() and int(value) <= bound:
+        if _whole(value) and int(value) <= bound:
             return None
         return f"takes a number of workers from 0 to {bound} (this machine's CPUs)"
     try:

@@ -75,3 +75,20 @@ def test_an_implementation_that_exits_the_process_is_red(tmp_path, impl):
                            "--results", str(tmp_path / "n" / "results.json")], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode != 0 and "NO VERDICT" in proc.stderr, proc.stderr[-2000:]
+
+
+def test_the_parent_drops_pytest_arguments_from_the_environment(tmp_path, monkeypatch):
+    """PYTEST_ADDOPTS="--results elsewhere.json" (or "--log-file=README.md") reached the
+    console's pytest; a verdict's arguments are its own."""
+    seen = {}
+
+    def fake_run(command, env, cwd):
+        seen.update(env=env)
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(verdict.subprocess, "run", fake_run)
+    monkeypatch.setenv("PYTEST_ADDOPTS", "--log-file=README.md")
+    monkeypatch.setenv("PYTEST_PLUGINS", "evil")
+    code = verdict.run_judged(["pytest"], [tmp_path / "results.json"], prog="x")
+    assert code == 1  # exit code 0 and no results file: red
+    assert "PYTEST_ADDOPTS" not in seen["env"] and "PYTEST_PLUGINS" not in seen["env"]

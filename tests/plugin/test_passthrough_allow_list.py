@@ -21,6 +21,15 @@ from tests.conftest import ROOT
     (["-k", "--reruns=2"], "-k --reruns=2"), (["--impl", "reference"], "--impl"),
     (["--verb"], "--verb"), (["--exitfirst=1"], "--exitfirst=1"), (["-vs"], "-vs"),
     (["--tb=evil"], "--tb evil"), (["@args.txt"], "@args.txt"), (["-W", "error"], "-W"),
+    # new spellings (round four's own probes)
+    (["-n", "\u00b2"], "-n \u00b2"), (["-n", "auto"], "-n auto"), (["--numprocesses=+1"], "+1"),
+    (["-vk", "ppo"], "-vk"), (["-x-k"], "-x-k"), (["-m", "-p"], "-m -p"), (["--tb"], "--tb"),
+    (["--durations=-1"], "-1"), (["--spec-timeout=1e-400"], "1e-400"),
+    (["--spec-timeout=0x10"], "0x10"), (["--maxfail=99999999"], "99999999"),
+    (["--ignore=conformance/test_x.py"], "--ignore"), (["--deselect", "x"], "--deselect"),
+    (["--only-rerun", "AssertionError"], "--only-rerun"), (["--force-flaky"], "--force-flaky"),
+    (["--flake-finder"], "--flake-finder"), (["--runxfail"], "--runxfail"),
+    (["conformance/../../etc"], "not a path in the suite"),
 ])
 def test_only_the_allow_list_passes_through_in_one_line_naming_the_option(args, named):
     with pytest.raises(passthrough.PassThroughError) as info:
@@ -88,3 +97,17 @@ def test_the_console_refuses_bad_inputs_in_one_line_before_running(tmp_path):
         args = console.build_parser().parse_args(
             ["--impl", "reference", "--report-dir", str(tmp_path / "r"), *argv])
         assert text in console.preflight(args)
+
+
+@pytest.mark.slow
+def test_plain_pytest_refuses_an_empty_impl_in_one_line(tmp_path):
+    """As tried: --impl '' silently ran the two default implementations."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "pytest", "conformance", "-p", "no:cacheprovider",
+                           "--impl", " , ", "--results", str(tmp_path / "r.json")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 4, proc.stdout[-2000:]
+    assert "--impl ' , ': names no implementation" in proc.stdout + proc.stderr
+    assert not (tmp_path / "r.json").exists()
