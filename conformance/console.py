@@ -7,7 +7,7 @@
 It runs ``pytest --pyargs conformance`` in a CHILD process with the suite's plug-in, which
 writes ``results.json`` and ``conformance.{md,html,csv}`` to ``--report-dir`` (default
 ``./reports``; a narrowed run's to ``./reports/partial``, beside a complete one), and gives its
-verdict from the results file that child wrote (``conformance.verdict``): 0 only for a complete
+verdict from the results file that child wrote (``conformance.parent``): 0 only for a complete
 run conformant to the expectations; no results (an implementation that exits the process at
 import or mid-run), a partial run (6) or an unexpected result is red, with one line saying why.
 Everything it can check before the specs start (torchrl importable, the folder writable,
@@ -24,7 +24,7 @@ import os
 import sys
 from pathlib import Path
 
-from conformance import __version__, paths, verdict
+from conformance import __version__, parent, paths
 from conformance.cli import OneLineErrors
 
 PLUGIN = "conformance.pytest_plugin"
@@ -116,7 +116,7 @@ def results_candidates(args) -> list[Path]:
     (``./reports``; the checkout's ``reports/`` when run from the checkout)."""
     folders = [args.report_dir] if args.report_dir is not None else [
         Path.cwd() / DEFAULT_DIR, paths.REPORTS]
-    return [p for folder in folders for p in verdict.candidates(folder / "results.json")]
+    return [p for folder in folders for p in parent.candidates(folder / "results.json")]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     # or mid-run) ends the child, and this parent finds no results: red, never 0
     # (PYTHONDONTWRITEBYTECODE: pytest would cache rewritten spec modules in site-packages)
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    return verdict.run_judged([sys.executable, "-m", "pytest", *pytest_command(args)],
+    return parent.run_judged([sys.executable, "-m", "pytest", *pytest_command(args)],
                               results_candidates(args), env=env, prog="torchrl-conformance")
 
 

@@ -1,4 +1,4 @@
-"""A parent reads the verdict (conformance/verdict.py): the console script and nox -s
+"""A parent reads the verdict (conformance/parent.py): the console script and nox -s
 conformance run the specs in a child and judge from the results file that child wrote
 (issue #44); an implementation that ends the process is red, never 0."""
 
@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conformance import verdict
+from conformance import parent as verdict
 from conformance.plugin.completeness import PARTIAL_EXIT
 from tests.conftest import ROOT
 from tests.manifest_rows import complete_rows as _complete_rows
@@ -68,9 +68,9 @@ def test_an_implementation_that_exits_the_process_is_red(tmp_path, impl):
     assert proc.returncode != 0, proc.stdout[-2000:] + proc.stderr
     assert proc.stderr.strip().splitlines()[-1].startswith(
         "torchrl-conformance: NO VERDICT: the run wrote no results file"), proc.stderr
-    # the nox session's parent (python -m conformance.verdict) alike
+    # the nox session's parent (python -m conformance.parent) alike
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"}
-    proc = subprocess.run([sys.executable, "-m", "conformance.verdict", "--", "conformance",
+    proc = subprocess.run([sys.executable, "-m", "conformance.parent", "--", "conformance",
                            "-p", "no:cacheprovider", "--impl", impl, "--expectations", "none",
                            "--results", str(tmp_path / "n" / "results.json")], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600)

@@ -15,7 +15,7 @@ Anything else is one line on stderr and a non-zero code:
 Which commands are verdicts (parents) and which are plain pytest: docs/gating.md, "Verdicts
 and plain pytest".
 
-    python -m conformance.verdict [--results PATH] -- PYTEST_ARGS...   # what nox -s conformance runs
+    python -m conformance.parent [--results PATH] -- PYTEST_ARGS...   # what nox -s conformance runs
 """
 
 from __future__ import annotations
