@@ -92,6 +92,9 @@ class ChildRun:
     rows: dict[str, dict]
     output: str
     partial: str | None = None
+    #: the child ran the whole suite (the host selected every spec): a partial run is then no
+    #: verdict for any spec (a thread that changed global state, a spec that did not run)
+    whole: bool = False
 
     def why_missing(self) -> str:
         if self.rows:
@@ -104,6 +107,9 @@ class ChildRun:
         """Pass, xfail, skip or fail this host test as the suite's row for ``spec`` says."""
         row = self.rows.get(spec.id)
         where = f"(the suite's results and report: {self.folder})"
+        if self.whole and self.partial:
+            pytest.fail(f"{spec.id}: the suite's run is not complete, so no spec has a verdict: "
+                        f"{self.partial}\n{where}", pytrace=False)
         if row is None:
             pytest.fail(f"{spec.id}: {self.why_missing()}\n{where}", pytrace=False)
         outcome, message = row["outcome"], row.get("message", "")
@@ -243,7 +249,8 @@ def _execute(embedding: Embedding, selected: list[str], folder: Path) -> ChildRu
         partial = document.get("partial")
         for row in document["rows"]:
             rows[manifest.spec_id(row["nodeid"], row["implementation"])] = row
-    return ChildRun(folder, returncode, rows, output, partial)
+    whole = targets(embedding, selected)[:1] == ["--pyargs"]
+    return ChildRun(folder, returncode, rows, output, partial, whole)
 
 
 def run_for(request, embedding: Embedding) -> ChildRun:

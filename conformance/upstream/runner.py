@@ -223,6 +223,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     for name, folder in (("--reports-dir", args.reports_dir), ("--history-dir", args.history_dir)):
         if folder is not None and folder.exists() and not folder.is_dir():
             parser.error(f"{name} {folder}: not a directory")
+    if args.history_dir is not None:  # records are added there: never a folder of the project
+        where = args.history_dir.resolve()
+        inside = where.relative_to(ROOT).parts if where.is_relative_to(ROOT) else None
+        work = bool(inside) and inside[0].startswith(".") and inside[0] not in (".github", ".ci", ".git")
+        if inside is not None and not where.is_relative_to(REPORTS) and not work:
+            parser.error(f"--history-dir {args.history_dir}: a folder of the project; use "
+                         f"{history.FOLDER.relative_to(ROOT)} or a folder of your own")
     from conformance.reporting import destination
 
     try:  # checked before anything is installed: never a file of the project or a foreign one

@@ -111,3 +111,12 @@ def test_plain_pytest_refuses_an_empty_impl_in_one_line(tmp_path):
     assert proc.returncode == 4, proc.stdout[-2000:]
     assert "--impl ' , ': names no implementation" in proc.stdout + proc.stderr
     assert not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.parametrize("folder", ["conformance", "docs", ".", "README.md"])
+def test_the_history_dir_is_never_a_folder_of_the_project(folder, capsys):
+    with pytest.raises(SystemExit) as info:
+        runner.parse_args(["0.14.1", "--history-dir", str(ROOT / folder)])
+    assert info.value.code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "--history-dir" in line
