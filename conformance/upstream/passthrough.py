@@ -37,7 +37,9 @@ TB_STYLES = ("auto", "long", "short", "line", "native", "no")
 OUTCOME_CHANGING = ("--reruns", "--reruns-delay", "--only-rerun", "--rerun-except",
                     "--force-flaky", "--max-runs", "--min-passes", "--no-flaky-report",
                     "--count", "--repeat-scope", "--flake-finder", "--flake-runs",
-                    "--runxfail", "--timeout", "--timeout-method", "--timeout_method")
+                    "--runxfail")
+#: pytest-timeout's options: it kills pytest (thread method) before results are written
+KILLING = ("--timeout", "--timeout-method", "--timeout_method", "--timeout-disable-debugger-detection")
 #: long options that take a value, and the check of that value (None: any text)
 _VALUED_LONG = {"--maxfail": "count", "--tb": "tb", "--durations": "count",
                 "--numprocesses": "workers", "--spec-timeout": "seconds"}
@@ -92,8 +94,11 @@ def _value_problem(kind: str, value: str) -> str | None:
 def _refuse(option: str, arg: str, why: str | None = None) -> PassThroughError:
     name = arg.split("=", 1)[0]
     if why is None and name in OUTCOME_CHANGING:
-        why = ("changes outcomes or kills the run before it writes results (a spec that needs "
-               "a rerun is not a pass); drop it")
+        why = ("changes outcomes (reruns, flaky or repeated specs, --runxfail): a spec that "
+               "needs a rerun is not a pass; drop it")
+    if why is None and name in KILLING:
+        why = ("may kill pytest before it writes results; the suite's watchdog times each spec: "
+               "use --spec-timeout S")
     if why is None:
         why = f"is not a pass-through option (allowed: {ALLOWED})"
     return PassThroughError(f"{option}: {arg[:80]!r} {why}")
