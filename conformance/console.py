@@ -56,13 +56,14 @@ def build_parser() -> argparse.ArgumentParser:
 def preflight(args) -> str | None:
     """The first problem a run would meet before its first spec, as one line (None: none)."""
     from conformance import shipped
+    from conformance.implementations import names as impl_names
     from conformance.reporting import destination
     from conformance.upstream import passthrough
     from conformance.versions import module_version
 
-    names = [n.strip() for n in args.impl.split(",") if n.strip()]
-    if not names:
+    if not args.impl.replace(",", "").strip():  # names('') would be the default: never silently
         return f"--impl {args.impl!r}: names no implementation (torchrl, reference, pkg.module:OBJECT)"
+    names = impl_names(args.impl)
     bound = passthrough.max_workers()
     if not 0 <= args.workers <= bound:
         return f"--workers {args.workers}: from 0 to {bound} (this machine's CPUs)"

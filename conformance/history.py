@@ -86,7 +86,7 @@ def _not_one_complete_run(document: dict) -> str | None:
     a one-row file, a reference-only file, ids outside the manifest, a start that is no time."""
     import math
 
-    from conformance.plugin.completeness import rows_reason
+    from conformance.admission import rows_reason
 
     for key in ("started", "finished"):
         value = document.get(key)
@@ -227,7 +227,6 @@ def main(argv=None) -> int:
     import argparse
 
     from conformance.cli import OneLineErrors
-    from conformance.upstream.report import record_path
 
     parser = OneLineErrors(prog="python -m conformance.history", description=__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -244,7 +243,7 @@ def main(argv=None) -> int:
         parser.error("add: name at least one results file")
     status = 0
     for results in args.results:
-        source_file = record_path(results)
+        source_file = shape.runner_record(results)
         source = json.loads(source_file.read_text(encoding="utf-8")) if source_file.is_file() else None
         try:
             # recorded after the fact: the suite commit that ran it is not known here

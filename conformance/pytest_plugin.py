@@ -199,8 +199,8 @@ def _resolve(config, expected_state: tuple) -> tuple[list, dict, dict[str, str]]
             # --impl '' named nothing: never the default two implementations in its place
             raise pytest.UsageError(f"--impl {given!r}: names no implementation (reference, "
                                     "torchrl, pkg.module:object)")
-        raw = given or os.environ.get(implementations.ENV_VAR) or implementations.DEFAULT
-        for name in [n.strip() for n in raw.split(",") if n.strip()]:
+        raw = implementations.raw_value(given)
+        for name in implementations.names(raw):
             filters = list(warnings.filters)
             threads = isolation.thread_idents()
             impl_id = implementations.resolve(name)[0].id

@@ -1,4 +1,5 @@
-"""The dashboard without a browser: the history store's refusals, flips, verdicts and the CLI."""
+"""The dashboard without a browser: spec keys, flips, verdicts and the CLI (the history store's
+own tests: tests/history/)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,6 @@ import re
 import subprocess
 import sys
 
-import pytest
-
-from conformance import history
 from conformance.dashboard import flips
 from conformance.dashboard.build import build
 from conformance.dashboard.data import Source, spec_key
@@ -28,92 +26,17 @@ def _row(test: str, outcome: str, label: str, expected: bool = True, message: st
 def _results(folder, label, rows, partial=None, started=1_790_000_000.0):
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{label}.json"
-    path.write_text(json.dumps({"schema": 1, "started": started, "finished": started + 5 if isinstance(started, float) else started,
+    path.write_text(json.dumps({"schema": 1, "started": started, "finished": started + 5,
                                 "partial": partial, "rows": rows}), encoding="utf-8")
     return path
 
 
-def _complete(label: str, changes: dict[int, tuple] | None = None) -> tuple[list[dict], list[str]]:
-    """A complete torchrl run of the committed manifest (every spec passes) with the rows at
-    the given positions changed to (outcome, expected, message); and the node ids in order."""
-    from conformance import manifest
-
-    rows = []
-    for spec in sorted(manifest.spec_ids()):
-        head, bracket, params = spec.partition("[")
-        nodeid = f"{head}[torchrl{'-' + params.removesuffix(']') if bracket else ']'}"
-        if bracket:
-            nodeid += "]"
-        rows.append({"nodeid": nodeid, "area": "x", "spec": head.split("::")[-1],
-                     "parameters": "", "implementation": "torchrl",
-                     "implementation_version": label, "device": "cpu", "outcome": "pass",
-                     "expected": True, "message": ""})
-    for index, (outcome, expected, message) in (changes or {}).items():
-        rows[index].update(outcome=outcome, expected=expected, message=message)
-    return rows, [r["nodeid"] for r in rows]
-
-
 def test_spec_key_drops_the_implementation_only():
-    assert spec_key("conformance/test_x.py::test_y[torchrl-a=1-b=2]") == "test_x.py::test_y[a=1-b=2]"
-    assert spec_key("conformance/test_x.py::test_y[torchrl]") == "test_x.py::test_y"
-    assert spec_key("conformance/test_x.py::test_y") == "test_x.py::test_y"
-
-
-def test_history_records_a_complete_run_once_and_never_rewrites_it(tmp_path):
-    label = "nightly-2026.7.8"
-    rows, ids = _complete(label, {1: ("fail", False, "boom\nmore")})
-    results = _results(tmp_path / "up", label, rows)
-    store = tmp_path / "history"
-    path = history.record(results, {"argument": "nightly:2026.7.8", "status": "1 unexpected"}, store,
-                          commit="abc")
-    entry = json.loads(path.read_text())
-    assert path.name == f"{label}@20260921T141320Z.json"
-    assert entry["cells"][ids[1]] == {"o": "fail", "m": "boom", "u": 1}
-    assert entry["source"]["argument"] == "nightly:2026.7.8" and entry["suite_commit"] == "abc"
-    assert history.record(results, None, store, commit="abc") == path  # the same run: no change
-    # another run under the same name is refused: append-only
-    _results(tmp_path / "up", label, _complete(label, {0: ("fail", False, "")})[0])
-    with pytest.raises(history.HistoryError, match="append-only"):
-        history.record(results, None, store, commit="abc")
-    assert json.loads(path.read_text()) == entry
-
-
-@pytest.mark.parametrize("case, why", [
-    ("partial", "partial run"), ("not tested", "not tested: NOT TESTED: no wheel"),
-    ("unresolved", "never resolved"), ("other label", "not of"),
-    ("one row", "not a complete run of the manifest .*have no torchrl row"),
-    ("reference only", "rows are of reference: the history holds torchrl runs only"),
-    ("ids outside the manifest", "not a complete run of the manifest .*not in conformance/manifest"),
-    ("started NaN", "started: nan is not a time"),
-    ("started text", "started' is missing or not a time"),
-])
-def test_history_refuses_what_is_not_a_complete_run(tmp_path, case, why):
-    """As tried: a one-row file, a reference-only file and 49 500 rows of ids outside the
-    manifest were recorded; ``started: NaN`` was a traceback."""
-    label = "unresolved-typo" if case == "unresolved" else "nightly-2026.7.8"
-    rows, _ = _complete(label)
-    started = 1_790_000_000.0
-    if case == "not tested":
-        rows[1].update(outcome="not tested", expected=False, message="NOT TESTED: no wheel")
-    if case == "other label":
-        rows = [dict(r, implementation_version="0.14.1") for r in rows]
-    if case == "one row":
-        rows = rows[:1]
-    if case == "reference only":
-        rows = [dict(r, implementation="reference", nodeid=r["nodeid"].replace("[torchrl", "[reference"))
-                for r in rows]
-    if case == "ids outside the manifest":
-        rows += [dict(rows[0], nodeid=f"conformance/test_x.py::test_{i}[torchrl]") for i in range(100)]
-    if case == "started NaN":
-        started = float("nan")
-    if case == "started text":
-        started = "yesterday"
-    results = _results(tmp_path / "up", label, rows, partial="-k narrowed" if case == "partial" else None,
-                       started=started)
-    with pytest.raises(history.HistoryError, match=why) as info:
-        history.record(results, None, tmp_path / "history", commit="abc")
-    assert "\n" not in str(info.value)
-    assert not (tmp_path / "history").exists()
+    assert spec_key("conformance/test_x.py::test_y[torchrl-a=1-b=2]", "torchrl") == \
+        "test_x.py::test_y[a=1-b=2]"
+    assert spec_key("conformance/test_x.py::test_y[torchrl]", "torchrl") == "test_x.py::test_y"
+    assert spec_key("conformance/test_x.py::test_y", "torchrl") == "test_x.py::test_y"
+    assert spec_key("conformance/test_x.py::test_y[sb3-a=1]", "sb3") == "test_x.py::test_y[a=1]"
 
 
 def _source(label, cells):

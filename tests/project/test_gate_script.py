@@ -61,7 +61,7 @@ def _gate(tmp_path, *, real_upstream=False, **env):
         "exit 0\n")
     (fake / "python").chmod(0o755)
     # the checkout's dependencies, as if installed (keyed by content: the requirements)
-    deps = sources.Source("caller", "checkout", "0.14.1")
+    deps = sources.Checkout("caller", "0.14.1")
     cached = tmp_path / "work" / f"0.14.1-deps-{content_key([deps.tensordict, *deps.helpers])}"
     cached.mkdir(parents=True, exist_ok=True)
     (cached / ".installed").write_text("")
