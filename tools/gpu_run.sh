@@ -69,7 +69,7 @@ bounded() {  # CAP NAME CMD...: run with a limit of min(CAP, time left); SIGINT 
     local limit name=$2; limit=$(limit_for "$1"); shift 2
     if (( limit < 10 )); then say "$name: skipped, no time left"; echo "skipped: no time left" >"$LOGS/$name.log"; return 124; fi
     local t=$(date +%s)
-    timeout -s INT --kill-after=20 "$limit" "$@" >"$LOGS/$name.log" 2>&1
+    timeout -s INT --kill-after=30 "$limit" "$@" >"$LOGS/$name.log" 2>&1
     local rc=$?
     (( rc == 124 || rc == 137 )) && say "$name: stopped at its limit of ${limit}s"
     echo "$(( $(date +%s) - t ))" >"$LOGS/$name.seconds"
