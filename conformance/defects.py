@@ -17,7 +17,7 @@ documentation, a feature gap, or a defect ``elsewhere``, in tensordict's or torc
 repository its report goes to, and the upstream threads the search of
 ``reports/upstream-bugs/SEARCH.md`` found (``threads``; ``upstream`` names the one that reports
 it, if any). A defect seen only on a CUDA device (``seen_on="cuda"``) names its specs, which
-cannot be tested on the CPU and have no expectation entry.
+pass on the CPU and have no expectation entry (expectations are not per device).
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ class Defect:
     #: documented limitation; another kind may quote documentation too)
     documentation: str = ""
     #: "cpu": seen in the (CPU) version matrix; "cuda": only where a CUDA device runs the
-    #: sampler, so no CPU column holds a known failure of it (its specs are untestable there)
+    #: sampler, so no CPU column holds a known failure of it (its specs pass there)
     seen_on: str = "cpu"
     #: where seen_on is not "cpu": the releases that have it, as read from their source
     releases: str = ""
@@ -487,6 +487,21 @@ DEFECTS = (
            "https://github.com/pytorch/rl/blob/ae9719f17b1517af5c2523a36c4616f003ee55cf/torchrl/csrc/segment_tree.h#L56-L88",
            (T_PRB_TREES + "test_an_index_past_the_last_leaf_is_refused",
             T_PRB_INDICES + "test_an_index_past_the_capacity_is_refused")),
+    Defect("ppo-value-clip-fraction-ignores-mask", "ppo_value_clipping",
+           "ClipPPOLoss(clip_value=c) under a validity mask ((\"collector\", \"mask\"), padding): "
+           "the loss leaves the padding out (#4057), value_clip_fraction still counts it",
+           NOT_REPORTED, "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/objectives/utils.py",
+           tuple(f"conformance/test_ppo_value_clipping_masks.py::test_padding_is_left_out_of_the_"
+                 f"value_clip_fraction[torchrl-{p}]" for p in ("padded-tail", "scattered")),
+           threads=(
+               T("https://github.com/pytorch/rl/pull/4057",
+                 "merged 2026-08-07: the losses' reductions honour (\"collector\", \"mask\") and "
+                 "\"shifted_valid\"; the diagnostics computed beside them (value_clip_fraction, "
+                 "and from the source clip_fraction and explained_variance) still average over "
+                 "every position. New here: the value clip fraction's numbers"),
+               T("https://github.com/pytorch/rl/pull/2021",
+                 "merged 2024-03-18: fixed clip_fraction in the PO losses; before masks existed"),
+           )),
     # ---- issue #43: the cause of the CUDA sampler's failures on the H200 (reports/gpu)
     Defect("prb-cuda-device-spelling-resets-trees", "prioritized_replay",
            "PrioritizedSampler on a CUDA device spelled \"cuda\" (sampler or storage) compares "
@@ -514,8 +529,8 @@ def owners(entries) -> dict:
     prefixes = {e.prefix for e in entries}
     owner: dict[str, Defect] = {}
     for defect in DEFECTS:
-        if defect.seen_on != "cpu":  # CUDA-only: no entry (an entry would turn the CPU run's
-            continue  # "cannot be tested here" into a known failure)
+        if defect.seen_on != "cpu":  # CUDA-only: no entry (its specs pass on the CPU, and
+            continue  # expectations are not per device)
         for prefix in defect.prefixes:
             if prefix not in prefixes:
                 raise CatalogueError(f"defect {defect.slug} names {prefix}, which is no entry of "

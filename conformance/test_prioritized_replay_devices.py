@@ -1,20 +1,22 @@
-"""§5 on a CUDA device named two ways: ``"cuda"`` and ``"cuda:N"``.
+"""§5 on a device named two ways: ``"cuda"`` and ``"cuda:N"`` (on the CPU, ``cpu`` and ``cpu:0``).
 
 ``torch.device("cuda")`` and ``torch.device("cuda:0")`` name the same device (the current one)
 but compare unequal, and a user writes either: ``LazyTensorStorage(N, device="cuda")``,
 ``PrioritizedSampler(..., device="cuda")``, or ``"cuda:0"`` as TorchRL's own CUDA tests do
-(pytorch/rl#3677, #3685). A prioritized buffer built on the run's CUDA device under either
-spelling must keep what it is given across ``sample()`` and ``update_priority()``: the tree
-values ``(p + eps)^alpha`` of every stored item, the default priority of a new item (the
-largest priority stored), and the importance weights of a draw. TorchRL 0.14.1's CUDA sampler
-compares the device asked for with the device its trees report (always indexed) and rebuilds
-empty trees at every call when the two are spelled differently (the report
-``reports/upstream-bugs/prb-cuda-device-spelling-resets-trees.md``).
+(pytorch/rl#3677, #3685). A prioritized buffer built on the run's device under either spelling
+must keep what it is given across ``sample()`` and ``update_priority()``: the tree values
+``(p + eps)^alpha`` of every stored item, the default priority of a new item (the largest
+priority stored), and the importance weights of a draw. TorchRL 0.14.1's CUDA sampler compares
+the device asked for with the device its trees report (always indexed) and rebuilds empty
+trees at every call when the two are spelled differently (the report
+``reports/upstream-bugs/prb-cuda-device-spelling-resets-trees.md``): on a CUDA run its
+``device=type-only`` spec fails.
 
-On a CPU run there is no second spelling of a CUDA device: the specs are "cannot be tested
-here", as every CUDA-only check is (``conformance/device.py``). Their check is exercised on the
-CPU by the mutant self-test ``tests/mutants/test_mutants_prioritized_replay_devices.py``, with a
-CPU device spelled ``cpu:0``.
+On the CPU the two spellings are ``cpu`` (built as every other spec builds it) and ``cpu:0``,
+handed to the sampler as given (a release without a ``device=`` keyword fails that one); an
+area that declares no devices is built without one under both. The check itself is
+self-tested on the CPU against a sampler that rebuilds on a spelling
+(``tests/mutants/test_mutants_prioritized_replay_devices.py``).
 
 Oracle: ``conformance.oracles.prioritized_replay.ReplayModel`` (numpy, float64), as in
 ``conformance/test_prioritized_replay.py``.
@@ -27,9 +29,8 @@ import torch
 
 from conformance import device
 from conformance._assertions import message
-from conformance.interface import Untestable
-from conformance.test_prioritized_replay import ALPHA, BETA, EPS, Run
 from conformance.oracles import prioritized_replay as oracle
+from conformance.test_prioritized_replay import ALPHA, BETA, EPS, Run
 
 SPELLINGS = ("type-only", "indexed")
 PR_3677 = "https://github.com/pytorch/rl/pull/3677"
@@ -47,10 +48,12 @@ def spelled(run: torch.device, spelling: str) -> torch.device:
 
 
 def spelled_run(area, where: torch.device) -> Run:
-    """A ``Run`` (the seed specs' step log and checks) whose buffer is built with ``where``."""
+    """A ``Run`` (the seed specs' step log and checks) whose buffer is built with ``where``
+    (None: without a device keyword)."""
     run = Run.__new__(Run)
     run.area, run.log = area, [f"buffer(capacity={CAPACITY}, device={str(where)!r})"]
-    run.buf = area.buffer(capacity=CAPACITY, alpha=ALPHA, beta=BETA, eps=EPS, device=where)
+    placed = {} if where is None else {"device": where}  # None: an area without devices
+    run.buf = area.buffer(capacity=CAPACITY, alpha=ALPHA, beta=BETA, eps=EPS, **placed)
     run.model = oracle.ReplayModel(CAPACITY, ALPHA, BETA, EPS,
                                    initial_priority=float(area.initial_priority))
     return run
@@ -100,15 +103,8 @@ def _step(run: Run, what: str, step) -> None:
 
 
 @pytest.mark.parametrize("spelling", SPELLINGS, ids=lambda s: f"device={s}")
-def test_the_devices_spelling_keeps_the_priorities(impl, prioritized_replay, spelling):
-    """A buffer built on the run's CUDA device spelled ``cuda`` or ``cuda:N`` keeps its
-    priorities across ``sample()`` and ``update_priority()``."""
-    run_device = device.current()
-    if run_device.type != "cuda":
-        raise Untestable(f"the two spellings of a CUDA device (cuda, cuda:N) need a CUDA run "
-                         f"(--device cuda); this run's device is {device.label(run_device)}")
-    if not device.declares(prioritized_replay):
-        raise Untestable(f"{impl.name}'s prioritized replay declares no devices: it cannot be "
-                         "given a device's spelling")
-    check_the_buffer_keeps_its_priorities(spelled_run(prioritized_replay,
-                                                      spelled(run_device, spelling)))
+def test_the_devices_spelling_keeps_the_priorities(prioritized_replay, spelling):
+    """A buffer built on the run's device spelled ``cuda`` / ``cuda:N`` (``cpu`` / ``cpu:0``)
+    keeps its priorities across ``sample()`` and ``update_priority()``."""
+    where = spelled(device.current(), spelling) if device.declares(prioritized_replay) else None
+    check_the_buffer_keeps_its_priorities(spelled_run(prioritized_replay, where))

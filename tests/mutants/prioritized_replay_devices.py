@@ -1,25 +1,19 @@
 """The reference sampler broken where §5's device-spelling spec
-(``conformance/test_prioritized_replay_devices.py``) looks:
+(``conformance/test_prioritized_replay_devices.py``) looks, plugged in with
+``--impl tests.mutants.prioritized_replay_devices:<NAME>``:
 
 - ``SPELLING_RESETS_TREES``: at every ``sample()`` / ``update_priority()`` the sampler compares
   the device it was given with the device its trees are on, and rebuilds empty trees when the
   two are spelled differently: TorchRL 0.14.1's CUDA defect (``cuda`` against the trees'
   ``cuda:0``), made on the reference. On a CPU the same comparison tells ``cpu:0`` (as given)
-  from ``cpu`` (where tensors are), which is how the self-test reaches it without a GPU.
-
-``spelling_area`` builds the adapter so that a CPU device reaches the sampler as spelled: the
-suite's adapter hands a device to the sampler only off the CPU (so that releases without the
-keyword build as before), which a CUDA run needs and a CPU self-test cannot have.
+  from ``cpu`` (where tensors are), so the spec's ``device=indexed`` case catches it without a
+  GPU.
 """
 
 from __future__ import annotations
 
-import torch
-
-from conformance.implementations.torchrl_areas.prioritized_replay import (
-    PrioritizedReplayArea,
-    _Buffer,
-)
+from conformance.implementations.torchrl_areas.prioritized_replay import PrioritizedReplayArea
+from tests.mutants import implementation
 from tests.mutants.source import mutated_module
 
 MUTANTS = {
@@ -32,19 +26,14 @@ MUTANTS = {
 }
 
 
-class _SpellingKept(PrioritizedReplayArea):
-    """The adapter, with the device handed to the sampler as spelled, CPU included."""
-
-    def buffer(self, *, capacity, alpha, beta, eps, upper_priority=None, row_width=1,
-               device=None):
-        kwargs = dict(max_capacity=capacity, alpha=alpha, beta=beta, eps=eps, device=device,
-                      max_priority_within_buffer=True)
-        return _Buffer(self, kwargs, capacity, row_width, torch.device(device.type))
-
-
 def spelling_area(name: str) -> PrioritizedReplayArea:
-    """The reference's sampler (``UNMUTATED``) or a mutant of it, behind ``_SpellingKept``."""
+    """The reference's sampler (``UNMUTATED``) or a mutant of it, behind the suite's adapter."""
     old, new = MUTANTS.get(name, ("", ""))
     sampler = mutated_module("impls.prioritized_replay", old, new, tag=name)
-    return _SpellingKept(sampler.PrioritizedSampler, default_is_raw=True,
-                         cuda_problem=lambda: None)
+    return PrioritizedReplayArea(sampler.PrioritizedSampler, default_is_raw=True,
+                                 cuda_problem=lambda: None)
+
+
+SPELLING_RESETS_TREES = implementation("spelling-resets-trees",
+                                       prioritized_replay=spelling_area("SPELLING_RESETS_TREES"))
+UNMUTATED = implementation("unmutated", prioritized_replay=spelling_area("UNMUTATED"))

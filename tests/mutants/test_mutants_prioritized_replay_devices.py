@@ -1,23 +1,25 @@
-"""The check of §5's device-spelling spec (``conformance/test_prioritized_replay_devices.py``)
-passes the reference under either spelling of its device and fails a sampler that rebuilds its
-trees when its device is spelled otherwise than its trees' (``SPELLING_RESETS_TREES``), naming
-the step; the spec itself cannot be tested on a CPU run and says why. No GPU is needed: a CPU
-device spelled ``cpu:0`` stands for ``cuda:0`` (see ``tests/mutants/prioritized_replay_devices``)."""
+"""§5's device-spelling spec (``conformance/test_prioritized_replay_devices.py``) passes the
+reference under either spelling of its device and fails a sampler that rebuilds its trees when
+its device is spelled otherwise than its trees' (``SPELLING_RESETS_TREES``), naming the step. No
+GPU is needed: on the CPU the spellings are ``cpu`` and ``cpu:0``, and the mutant's comparison
+tells them apart as TorchRL's tells ``cuda`` from ``cuda:0``."""
 
 import pytest
 import torch
 
-from conformance.interface import Untestable
-from conformance import test_prioritized_replay_devices as spec
 from conformance.test_prioritized_replay_devices import (
     SPELLINGS,
     check_the_buffer_keeps_its_priorities,
     spelled,
     spelled_run,
 )
+from tests.conftest import run_suite
+from tests.mutants import assert_fails_with, assert_unmutated_passes
 from tests.mutants.prioritized_replay_devices import MUTANTS, spelling_area
 
 CPU = torch.device("cpu")
+SPEC = "conformance/test_prioritized_replay_devices.py"
+MODULE = "tests.mutants.prioritized_replay_devices"
 
 
 @pytest.mark.parametrize("spelling", SPELLINGS)
@@ -41,9 +43,13 @@ def test_every_mutant_is_checked():
     assert set(MUTANTS) == {"SPELLING_RESETS_TREES"}
 
 
-def test_a_cpu_run_cannot_test_the_spellings():
-    area = spelling_area("UNMUTATED")
-    area.devices = ("cpu", "cuda")
-    impl = type("Impl", (), {"name": "reference"})()
-    with pytest.raises(Untestable, match="need a CUDA run"):
-        spec.test_the_devices_spelling_keeps_the_priorities(impl, area, "type-only")
+@pytest.mark.slow
+def test_the_spec_catches_the_mutant_in_a_suite_run(tmp_path):
+    run = run_suite(tmp_path, SPEC, "--impl", f"{MODULE}:SPELLING_RESETS_TREES,{MODULE}:UNMUTATED")
+    assert_fails_with(run, "SPELLING_RESETS_TREES", "sample(64) raised RuntimeError",
+                      ["test_the_devices_spelling_keeps_the_priorities"
+                       "[SPELLING_RESETS_TREES-device=indexed]"])
+    rows = run.rows(implementation="SPELLING_RESETS_TREES")
+    assert {r["parameters"]: r["outcome"] for r in rows} == {
+        "device=type-only": "pass", "device=indexed": "fail"}, rows
+    assert_unmutated_passes(run, 2)
