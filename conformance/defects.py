@@ -240,7 +240,19 @@ DEFECTS = (
                  'merged 2024-11-25: introduced the masking; a reviewer noted in review that it breaks multi-agent settings'),
                T('https://github.com/pytorch/rl/pull/2613',
                  'merged 2024-11-27: made the masking optional (skip_done_states)'),
-           )),
+           ),
+           kind='documented-limitation',
+           documentation=(
+               'SACLoss/DiscreteSACLoss docstring of skip_done_states (torchrl 0.14.1): "If '
+               '``True``, it is assumed that the done state can be broadcast to the shape of the '
+               'data and that masking the data results in a valid data structure. Among other '
+               'things, this may not be true in MARL settings or when using RNNs." A user is '
+               'still hurt: the per-agent [B, N, 1] done and the agent-group done keys are '
+               "TorchRL's own multi-agent layout (its MARL environments write them), the flag "
+               'accepts them and the loss then fails with a RuntimeError or an IndexError naming '
+               'no key at the first batch holding a done; the caveat says "may not be true", '
+               'not that these layouts are unsupported. Masking per agent (#2612, point 1) or a '
+               'refusal naming the done key would serve')),
     Defect("sac-skip-done-states-masks-truncated", "sac_done_states",
            "skip_done_states=True masks next states by done, not terminated: truncated "
            "transitions lose their bootstrap value", NOT_REPORTED,
