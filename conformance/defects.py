@@ -149,7 +149,6 @@ DEFECTS = (
                                       "test_random_batch_matches_scipy", "test_near_the_cusp",
                                       "test_per_dimension_bounds", "test_scale_broadcast_over_loc",
                                       "test_half_precision")),
-           kind='documented-limitation',
            threads=(
                T('https://github.com/pytorch/rl/pull/2198',
                  "merged 2024-06-03: the search logs 'Failed to find the mode' at info level when its step rule is not met; nothing on the batch-coupled rule or the size of the error"),
