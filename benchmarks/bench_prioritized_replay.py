@@ -123,16 +123,20 @@ def _walk(batch):
 
 
 AREA = "prioritized_replay"
+# asv's grids: the growth target's two ends for extend over the max; two capacities of the swap
+# target's range for the 256-item calls (a 1e6 buffer is filled in every point's set-up)
+ASV_GROWTH = {"capacity": [CAPACITIES[0], CAPACITIES[-1]]}
+ASV_CAPACITIES = {"capacity": [4_000, 100_000]}
 EXTEND = Workload("extend_over_max", AREA, {"capacity": CAPACITIES}, _extend_over_max,
                   doc="extend one item into the slot holding the maximum", fresh_state=True,
-                  floor=_walk(1))
+                  floor=_walk(1), asv_params=ASV_GROWTH)
 SAMPLE = Workload("sample_256", AREA, {"capacity": CAPACITIES}, _sample,
-                  doc="sample 256 items with their weights", floor=_walk(BATCH))
+                  doc="sample 256 items with their weights", floor=_walk(BATCH), asv_params=ASV_CAPACITIES)
 UPDATE = Workload("update_256", AREA, {"capacity": CAPACITIES}, _update,
-                  doc="update the priorities of 256 distinct items", floor=_walk(BATCH))
+                  doc="update the priorities of 256 distinct items", floor=_walk(BATCH), asv_params=ASV_CAPACITIES)
 EXTEND_BATCH = Workload("extend_256", AREA, {"capacity": CAPACITIES}, _extend,
                         doc="extend 256 items into a full buffer (the sampler's mark_update)",
-                        floor=_walk(BATCH))
+                        floor=_walk(BATCH), asv_params=ASV_CAPACITIES)
 SAMPLE_LARGE = Workload("sample_65536", AREA, {"capacity": []}, _sample_large,
                         doc="sample 65 536 items with their weights (cuda only)",
                         cuda_params={"capacity": [LARGE_CAPACITY]}, floor=_walk(LARGE_BATCH))

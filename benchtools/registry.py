@@ -82,6 +82,30 @@ def _selected() -> dict[str, object]:
     return {name: s.obj for name, s in zip(IMPLEMENTATIONS, chosen, strict=True)}
 
 
+def preload() -> None:
+    """Under asv (``$ASV`` set), import torch and resolve every selected implementation's areas
+    now: asv's forkserver imports the benchmark modules once and forks a process per point from
+    it, so each point starts with them loaded instead of importing torch and TorchRL again
+    (seconds of CPU a point, most of a ``--quick`` run). Whatever fails here is left to the
+    point's own set-up, which reports it as n/a."""
+    if os.environ.get("ASV") != "true":
+        return
+    try:
+        import torch
+
+        torch.set_num_threads(threads())  # before any op: a forked child inherits no pool
+        from conformance.areas import ORDER
+
+        for name in IMPLEMENTATIONS:
+            for area in ORDER:
+                try:
+                    area_of(name, area.name)
+                except NotImplementedError:
+                    pass
+    except Exception:  # noqa: BLE001 - the points say it, one by one
+        pass
+
+
 def area_of(implementation: str, area: str):
     """The ``area`` object of ``implementation`` (from the registry), or NotImplementedError."""
     from conformance.interface import Untestable
