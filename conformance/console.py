@@ -27,7 +27,8 @@ DEFAULT_DIR = Path("reports")  # the plug-in's default for an installed run: und
 
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineErrors(
-        prog="torchrl-conformance", description=__doc__.split("\n\n", 1)[0],
+        prog="torchrl-conformance", passthrough="pytest",
+        description=__doc__.split("\n\n", 1)[0].replace("``", ""),
         epilog="Arguments after -- go to pytest (-k EXPR, -x, ...); a narrowed run's report "
                "says PARTIAL RUN.")
     parser.add_argument("--impl", default="torchrl",
