@@ -83,12 +83,17 @@ def _selected() -> dict[str, object]:
 
 
 def preload() -> None:
-    """Under asv (``$ASV`` set), import torch and resolve every selected implementation's areas
+    """Under asv (``$ASV`` set, or asv's runner script), import torch and resolve every selected implementation's areas
     now: asv's forkserver imports the benchmark modules once and forks a process per point from
     it, so each point starts with them loaded instead of importing torch and TorchRL again
     (seconds of CPU a point, most of a ``--quick`` run). Whatever fails here is left to the
     point's own set-up, which reports it as n/a."""
-    if os.environ.get("ASV") != "true":
+    import sys
+    from pathlib import Path
+
+    runner = Path(sys.argv[0] if sys.argv else "")  # asv's forkserver: .../asv/benchmark.py
+    if os.environ.get("ASV") != "true" and not (runner.name == "benchmark.py"
+                                                 and "asv" in runner.parts):
         return
     try:
         import torch
