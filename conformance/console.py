@@ -42,6 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--device", default=None, help="cpu (default), cuda or cuda:N")
     parser.add_argument("--workers", type=int, default=0, metavar="N",
                         help="pytest-xdist worker processes (default 0: one process)")
+    parser.add_argument("--build-trees", action="store_true",
+                        help="where TorchRL's shipped C++ replay trees do not load next to the "
+                             "installed torch, build them from the installed torchrl's "
+                             "torchrl/csrc (a C++ compiler; cached) and use them for this run")
     parser.add_argument("--version", action="version", version=f"torchrl-conformance {__version__}")
     parser.add_argument("pytest_args", nargs=argparse.REMAINDER,
                         help="after --: more pytest arguments")
@@ -96,6 +100,12 @@ def main(argv: list[str] | None = None) -> int:
     problem = preflight(args)
     if problem:
         parser.exit(2, f"torchrl-conformance: error: {problem}\n")
+    if args.build_trees:
+        from conformance.build_trees import build_trees
+
+        problem = build_trees()
+        if problem:
+            parser.exit(2, f"torchrl-conformance: error: {problem}\n")
     # pytest would cache rewritten spec modules next to them, in site-packages: not from here
     sys.dont_write_bytecode = True
     import pytest

@@ -367,3 +367,21 @@ class ResultsPlugin:
                 terminalreporter.write_line(f"partial run: {self.partial_reason}", yellow=True)
             for path in self.written:
                 terminalreporter.write_line(str(path))
+        self.print_verdict(terminalreporter)
+
+    def print_verdict(self, terminalreporter) -> None:
+        """The verdict block (``conformance.reporting.verdict``), last before pytest's counts."""
+        from conformance.reporting.verdict import block
+
+        rows = self._ordered_rows()
+        if not rows:
+            return
+        report = next((p for p in self.written if p.suffix == ".md"), None)
+        where = str(report) if report else "the rows above (no report was written)"
+        lines = block([{"partial": self.partial_reason, "rows": rows}], where=where)
+        good = lines[0].endswith(": conformant to expectations: no unexpected result")
+        terminalreporter.write_sep("=", "conformance verdict", green=good, red=not good,
+                                   bold=True)
+        for i, line in enumerate(lines):
+            terminalreporter.write_line(line, **({"green": good, "red": not good, "bold": True}
+                                                 if i == 0 else {}))

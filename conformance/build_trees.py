@@ -1,0 +1,65 @@
+"""``torchrl-conformance --build-trees``: TorchRL's C++ replay trees for the installed torch.
+
+A TorchRL wheel's ``torchrl._torchrl`` loads only next to the torch it was built for; next to
+another one, TorchRL's prioritized sampler cannot be built and every prioritized-replay spec is
+"cannot be tested here". The wheels ship their C++ sources (``torchrl/csrc``) from 0.10 on, so
+the suite can build the trees for the torch installed here, with the same builder as
+``nox -s upstream`` (``conformance.upstream.extension``: a C++ compiler is needed, the build is
+cached by the sources' digest and the torch version), and load the build as
+``torchrl._torchrl`` for this run (an import hook, in this process and, through PYTHONPATH, in
+pytest-xdist's workers).
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "torchrl-conformance"
+
+
+def build_trees(log=print) -> str | None:
+    """Build and load the trees where the shipped ones do not load; the problem as one line,
+    or None (loaded, built or nothing to do)."""
+    from conformance.upstream import extension
+
+    from conformance import paths
+
+    env = extension._env(sys.executable, os.pathsep.join(
+        filter(None, [str(paths.ROOT), os.environ.get("PYTHONPATH")])))
+    try:
+        probe = extension._run_json(sys.executable, ["probe"], env, timeout=600)
+    except RuntimeError as exc:
+        return f"--build-trees: cannot inspect the installed torchrl: {exc}"
+    if probe.get("package") is None:
+        return "--build-trees: torchrl is not installed in this environment"
+    # imported as the run will import it (the probe loads the shipped file by its path)
+    imported = subprocess.run([sys.executable, "-c", "import torchrl._torchrl"], env=env,
+                              capture_output=True, text=True)
+    if imported.returncode == 0:
+        log(f"--build-trees: torchrl._torchrl loads next to torch {probe['torch']}: nothing to "
+            "build")
+        return None
+    if not probe.get("csrc"):
+        return (f"--build-trees: the installed torchrl ({probe['package']}) ships no "
+                "torchrl/csrc to build its trees from (wheels ship it from 0.10 on); check it "
+                "with nox -s upstream -- VERSION, which takes the sources from TorchRL's git tag")
+    what = f"the installed torchrl's csrc ({probe['csrc']})"
+    try:
+        so, built, _ = extension.build_cached(sys.executable, Path(probe["csrc"]), probe["torch"],
+                                              cache_dir(), what, log=log)
+    except RuntimeError as exc:
+        return f"--build-trees: {exc}"
+    overlay = extension.write_overlay(cache_dir() / "overlay" / "installed", so)
+    # this process (pytest runs in it) and its children (pytest-xdist's workers)
+    runpy.run_path(str(overlay / "sitecustomize.py"))
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(overlay),
+                                                             os.environ.get("PYTHONPATH")]))
+    log(f"--build-trees: torchrl._torchrl {'built now' if built else 'from the cache'} for "
+        f"torch {probe['torch']}: {so}")
+    return None
