@@ -97,25 +97,36 @@ def _payload(sources: list[Source], title: str) -> dict:
             "columns": columns, "messages": list(messages), "text": TEXT}
 
 
-def _counts(sources: list[Source]) -> dict[tuple[str, str], tuple[int, int, int]]:
+def _counts(sources: list[Source]) -> dict[tuple[str, str], tuple[int, int, int, int]]:
+    """(area, source) -> (passing, run, unexpected, not applicable)."""
     counts = {}
     for source in sources:
         tally: dict[str, list[int]] = {}
         for key, outcome in source.cells.items():
-            entry = tally.setdefault(area_of(key), [0, 0, 0])
+            entry = tally.setdefault(area_of(key), [0, 0, 0, 0])
             entry[0] += outcome == outcomes.PASS
             entry[1] += 1
             entry[2] += key in source.unexpected
-        for area, (p, t, u) in tally.items():
-            counts[(area, source.label)] = (p, t, u)
+            entry[3] += outcome == outcomes.NOT_APPLICABLE
+        for area, tally_of in tally.items():
+            counts[(area, source.label)] = tuple(tally_of)
     return counts
+
+
+def suite_of(source: Source) -> str:
+    """What a source was measured with: the suite's spec count (a run of another suite has
+    another set of specs), and its suite commit where the history recorded one."""
+    commit = source.meta.get("suite_commit")
+    return f"the {len(source.cells)}-spec suite" + (f" ({str(commit)[:10]})" if commit else "")
 
 
 def _heatmap(sources: list[Source], found: list[dict] | None = None) -> str:
     if found is not None:
         sources = heat_columns(sources, found)
     areas = sorted({area_of(k) for s in sources for k in s.cells}, key=area_order)
-    columns = [{"label": s.label, "short": _short(s), "kind": s.kind} for s in sources]
+    columns = [{"label": s.label, "short": _short(s), "kind": s.kind,
+                "suite": f"the {len(s.cells)}-spec suite", "suite_note": suite_of(s)}
+               for s in sources]
     return svg.heatmap(areas, {a: area_title(a) for a in areas}, columns, _counts(sources),
                        group_of=_group)
 
@@ -134,7 +145,8 @@ def _timeline(sources: list[Source], found: list[dict]) -> str:
             shares.append(100 * passing / len(keys) if keys else None)
         lines[group] = shares
     titles = {g: AREAS.get(g, g.replace("_", " ")) for g in groups}  # each with its family's specs
-    return svg.timeline(series, lines, found, titles)
+    suites = [len(s.cells) for s in shown]  # a change of suite is marked, never read as a flip
+    return svg.timeline(series, lines, found, titles, suites=suites)
 
 
 def _verdict(sources: list[Source], found: list[dict]) -> tuple[str, str]:
@@ -180,6 +192,18 @@ def _links(sources: list[Source]) -> dict[str, str]:
     return links
 
 
+def _url_label(link: str) -> str:
+    """A link's short text (the link itself stays whole): ``pytorch/rl#2402`` for an issue or a
+    pull request, ``pytorch/rl:prioritized.py#L528`` for a file, never a string that wraps."""
+    text = link.replace("https://github.com/", "")
+    parts = text.split("/")
+    if len(parts) >= 4 and parts[2] in ("issues", "pull"):
+        return f"{parts[0]}/{parts[1]}#{parts[3]}"
+    if len(parts) >= 5 and parts[2] == "blob":
+        return f"{parts[0]}/{parts[1]}:{parts[-1]}"
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
 def _flip_table(found: list[dict]) -> str:
     if not found:
         return "<p>No spec changed between two consecutive sources of a series.</p>"
@@ -194,13 +218,16 @@ def _flip_table(found: list[dict]) -> str:
                      f"pytorch/rl#{flip['pull_request']}</a>)" if flip.get("pull_request") else "")
                   + f"<br><span class='sub'>{escape(flip['commit_note'])}</span>"
                   if flip["commit"] else escape(flip["commit_note"]))
-        specs = "".join(f"<li><code>{escape(c['spec'])}</code>: {escape(c['before'])} &rarr; "
-                        f"{escape(c['after'])}</li>" for c in flip["specs"])
-        linked = "".join(f"<a href='{escape(link)}'>{escape(link.replace('https://github.com/', ''))}</a> "
-                         for link in flip.get("links", []))
+        specs = "".join(f"<li><a href='#spec={escape(c['spec'])}'><code>{escape(c['spec'])}</code>"
+                        f"</a>: {escape(c['before'])} &rarr; {escape(c['after'])}</li>"
+                        for c in flip["specs"])
+        linked = "".join(f"<a href='{escape(link)}' title='{escape(link)}'>{escape(_url_label(link))}</a> "
+                         for link in flip.get("links", []) if link.startswith(("https://", "http://")))
         button = (f"<button type='button' class='show-diff' data-a='{escape(flip['after'])}' "
                   f"data-b='{escape(flip['at'])}'>show in the diff</button>")
-        rows.append(f"<tr><td><strong>{escape(flip['at'])}</strong><br>{button}</td><td>{where}</td>"
+        address = f"flip={flip['after']}..{flip['at']}"  # linkable: #flip=<after>..<at>
+        rows.append(f"<tr id='{escape(address)}'><td><a href='#{escape(address)}'><strong>"
+                    f"{escape(flip['at'])}</strong></a><br>{button}</td><td>{where}</td>"
                     f"<td>{len(flip['specs'])} ({flip['to_pass']} now pass, {flip['to_fail']} no longer pass)"
                     f"<details><summary>specs</summary><ul>{specs}</ul></details></td>"
                     f"<td>{escape(', '.join(flip['areas']))}</td><td>{linked or '-'}</td><td>{commit}</td></tr>")
@@ -267,7 +294,7 @@ def _interactive(kind_filter: bool) -> str:
             "FAIL / ERROR = an unexpected failure · UPASS = an unexpected pass · n/a = not applicable · "
             "cannot = cannot be tested here · NOT TESTED = the source could not be exercised · - = no such spec in that source. "
             "A bold outlined cell is unexpected against that run's expectations; hover a cell for its message.</p>"
-            "<div class='scroll'><table id='spec-table' class='grid'></table></div></section>"
+            "<div class='scroll grid-scroll'><table id='spec-table' class='grid'></table></div></section>"
             "<section id='diff-section'><h2>Diff of two columns</h2><div class='controls'>"
             "<label>A <select id='diff-a'></select></label><label>B <select id='diff-b'></select></label>"
             "<span id='diff-count' class='sub'></span></div>"

@@ -216,8 +216,13 @@ def _untestable_lines(rows: list[dict]) -> list[str]:
         if not fix:  # whatever it says may hold its fix: all of it
             lines += textwrap.wrap(head, WIDTH, initial_indent="  ", subsequent_indent="      ",
                                    break_on_hyphens=False)
-        else:
-            lines.append("  " + _first_line(head, WIDTH - 2))
+        else:  # the cause in at most two lines, then its fix
+            wrapped = textwrap.wrap(head, WIDTH, initial_indent="  ", subsequent_indent="      ",
+                                    break_on_hyphens=False)
+            lines += wrapped[:1]
+            if len(wrapped) > 1:
+                rest = " ".join(w.strip() for w in wrapped[1:])
+                lines.append("      " + _first_line(rest, WIDTH - 6))
             lines += textwrap.wrap(f"fix: {fix}", WIDTH, initial_indent="      ",
                                    subsequent_indent="        ", break_on_hyphens=False)
     return lines

@@ -63,7 +63,7 @@ def test_untestable_specs_are_grouped_by_cause_with_the_fix_on_its_own_line():
     at = lines.index("not tested here: 179 spec(s), 1 cause(s), one line each (the fix follows "
                      "the cause):")
     assert lines[at + 1].startswith("  torchrl 1, 179 spec(s): TorchRL's C++ segment trees")
-    assert lines[at + 2] == "      fix: torchrl-conformance --build-trees"
+    assert "      fix: torchrl-conformance --build-trees" in lines[at + 2:at + 4]
     assert "unexpected results (first" not in "\n".join(lines)  # not 179 near-identical lines
     assert "179 spec(s) not tested here" in user_verdict(doc["rows"])
 
