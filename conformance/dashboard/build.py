@@ -153,17 +153,17 @@ def _verdict(sources: list[Source], found: list[dict]) -> tuple[str, str]:
     partial = [s for s in matrix if s.meta.get("partial")]
     bad = [s for s in matrix if s.verdict != "conformant"]
     if not matrix:
-        return "bad", "<strong>verdict: NOTHING TESTED</strong> — no per-source results in reports/upstream"
+        return "bad", "<strong>gate verdict: NOTHING TESTED</strong> — no per-source results in reports/upstream"
     if partial:
         head = (f"<strong>PARTIAL RUN — not a conformance verdict</strong> "
                 f"({', '.join(escape(s.label) for s in partial)})")
         css = "bad"
     elif bad:
-        head = (f"<strong>verdict: {len(bad)} of {len(matrix)} sources NOT conformant</strong> to their "
+        head = (f"<strong>gate verdict: {len(bad)} of {len(matrix)} sources NOT conformant</strong> to their "
                 "expectations: " + ", ".join(f"{escape(s.label)} ({escape(s.verdict)})" for s in bad))
         css = "bad"
     else:
-        head = (f"<strong>verdict: conformant to expectations</strong> — all {len(matrix)} sources "
+        head = (f"<strong>gate verdict: conformant to expectations</strong> — all {len(matrix)} sources "
                 "of the upstream matrix (no unexpected result)")
         css = "good"
     nightlies = [s for s in sources if s.kind == "nightly"]
@@ -179,6 +179,44 @@ def _verdict(sources: list[Source], found: list[dict]) -> tuple[str, str]:
                      f"{escape(newest.label)} ({len(history)} from reports/history), "
                      f"{sum(1 for f in found if f['series'] == 'nightly')} flip(s) between nightlies")
     return css, head + ("<br><span class='sub'>" + " · ".join(extra) + "</span>" if extra else "")
+
+
+def _reference_clause(reports: Path) -> str:
+    """What the libraries matrix says of the reference: it passes every spec, or how many it
+    does not (nothing where there is no libraries matrix)."""
+    path = reports / "libraries.csv"
+    try:
+        sources = _library_sources(path) if path.is_file() else []
+    except (KeyError, csv.Error, UnicodeDecodeError, OSError):
+        return ""
+    reference = next((s for s in sources if s.label.startswith("reference ")), None)
+    if reference is None:
+        return ""
+    bad = [k for k, o in reference.cells.items() if o not in (outcomes.PASS, outcomes.NOT_APPLICABLE)]
+    return ("the reference passes every spec" if not bad
+            else f"the reference does not pass {len(bad)} spec(s)")
+
+
+def _user_verdict(sources: list[Source], reports: Path) -> str:
+    """The second verdict, named apart from the gate's: what is broken in the pinned TorchRL
+    release (its known failures' defect fields), not whether the matrix met its expectations."""
+    from conformance.areas import ORDER
+    from conformance.defects import BY_SLUG, PINNED
+
+    pinned = next((s for s in sources if s.label == PINNED and s.origin == "matrix"), None)
+    if pinned is None:
+        return ""
+    slugs = {d for (*_, d) in pinned.meta.get("known", {}).values() if d}
+    areas = {getattr(BY_SLUG.get(slug), "area", None) for slug in slugs} - {None}
+    across = ("the five areas" if len(areas) == len(ORDER) else f"{len(areas)} of the five areas")
+    text = (f"torchrl {PINNED}: {len(slugs)} known defects across {across}" if slugs
+            else f"torchrl {PINNED}: no catalogued defect in its results")
+    reference = _reference_clause(reports)
+    return (f"<div id='user-verdict' class='verdict info'><strong>your TorchRL:</strong> "
+            f"{escape(text)}"
+            + (f"; {escape(reference)} (<a href='libraries.html'>libraries</a>)" if reference else "")
+            + "; each defect with its reproducer and upstream thread: "
+            "<a href='#known-section'>below</a></div>")
 
 
 def _links(sources: list[Source]) -> dict[str, str]:
@@ -321,7 +359,8 @@ def upstream_page(reports: Path, history_dir: Path, bisect_dir: Path, out: Path)
     nightly_flips = [f for f in found if f["series"] == "nightly"]
     left_out = ("<p class='sub'><strong>History files left out:</strong> "
                 + escape("; ".join(skipped)) + "</p>") if skipped else ""
-    body = (f"<div id='verdict' class='verdict {css}'>{verdict}</div>{left_out}"
+    body = (f"<div id='verdict' class='verdict {css}'>{verdict}</div>"
+            f"{_user_verdict(sources, reports)}{left_out}"
             "<section id='heatmap-section'><h2>Passing specs: areas &times; sources"
             f"<span class='sub'> ({len(heat_columns(sources, found))} of {len(sources)} sources: every "
             "release and commit; nightlies: the last of each week and both sides of each flip)</span></h2>"
@@ -392,8 +431,8 @@ def libraries_page(reports: Path, out: Path) -> None:
         raise ValueError(f"{path}: no rows: not a libraries matrix (nox -s libraries writes it)")
     _write_data(out, "libraries", _payload(sources, "RL libraries"))
     bad = [s for s in sources if s.verdict != "conformant" or s.meta.get("partial")]
-    verdict = ("<strong>verdict: conformant to expectations</strong> — every implementation, no unexpected result"
-               if not bad else f"<strong>verdict: {len(bad)} implementation(s) not conformant</strong>: "
+    verdict = ("<strong>gate verdict: conformant to expectations</strong> — every implementation, no unexpected result"
+               if not bad else f"<strong>gate verdict: {len(bad)} implementation(s) not conformant</strong>: "
                + ", ".join(escape(f"{s.label} ({s.verdict})") for s in bad))
     body = (f"<div id='verdict' class='verdict {'bad' if bad else 'good'}'>{verdict}</div>"
             "<section><h2>Passing specs: areas &times; implementations</h2>"

@@ -32,7 +32,7 @@ def heatmap(rows: list[str], row_titles: dict[str, str], columns: list[dict],
     """Areas down, sources across: each cell the specs passing of those run, its colour the
     share that passes, a thick border where a result was unexpected. ``counts[(area, label)]``
     is (passing, total, unexpected)."""
-    left, cell_h = 250, 19
+    left, cell_h = 250, 17
     # room above the cells for the longest vertical column label (about 6 px a character): a
     # label stays inside its column, never under the next group's line or past the edge
     top = 24 + int(6.2 * max((len(c["short"]) for c in columns), default=6))
@@ -64,7 +64,7 @@ def heatmap(rows: list[str], row_titles: dict[str, str], columns: list[dict],
                    f"{escape(label)}</text>")
     for j, area in enumerate(rows):
         y = top + j * cell_h
-        out.append(f"<text x='{left - 6}' y='{y + cell_h - 5}' class='row' text-anchor='end'>"
+        out.append(f"<text x='{left - 6}' y='{y + cell_h - 4}' class='row' text-anchor='end'>"
                    f"{escape(row_titles.get(area, area))}</text>")
         for i, column in enumerate(columns):
             x = left + i * cell_w
@@ -82,7 +82,7 @@ def heatmap(rows: list[str], row_titles: dict[str, str], columns: list[dict],
                        else "no spec of this area ran"))
             out.append(f"<g class='cell'><title>{escape(tip)}</title><rect x='{x}' y='{y}' "
                        f"width='{cell_w}' height='{cell_h}' fill='{colour}' {border}/>"
-                       f"<text x='{x + cell_w / 2}' y='{y + cell_h - 5}' text-anchor='middle'>"
+                       f"<text x='{x + cell_w / 2}' y='{y + cell_h - 4}' text-anchor='middle'>"
                        f"{passing if tested else ('n/a' if na else '-')}</text></g>")
     out.append(f"<text x='{left}' y='{height - 4}' class='note'>number: specs passing (hover: of N); "
                "colour: share passing of those that apply, red 0% to green 100%, grey: n/a or not "

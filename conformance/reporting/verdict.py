@@ -228,9 +228,11 @@ def _untestable_lines(rows: list[dict]) -> list[str]:
     return lines
 
 
-def block(documents: Iterable[dict], where: str = "reports/conformance.md") -> list[str]:
+def block(documents: Iterable[dict], where: str = "reports/conformance.md",
+          defects: bool = True) -> list[str]:
     """The verdict block's lines (without a title line): ``where`` is the report that lists
-    everything."""
+    everything; ``defects``: list a TorchRL's known defects by area (a block of many sources
+    gives each one's count only)."""
     rows, partial = rows_of(documents)
     lines = textwrap.wrap(f"gate verdict: {gate_verdict(rows, partial)}", WIDTH,
                           subsequent_indent="  ", break_on_hyphens=False)
@@ -238,7 +240,8 @@ def block(documents: Iterable[dict], where: str = "reports/conformance.md") -> l
     if user:
         lines += textwrap.wrap(f"your TorchRL: {user}", WIDTH, subsequent_indent="  ")
     lines += _counts(rows)
-    lines += _defect_lines(rows)
+    if defects:
+        lines += _defect_lines(rows)
     lines += _unexpected_lines(rows, where)
     lines += _untestable_lines(rows)
     return lines

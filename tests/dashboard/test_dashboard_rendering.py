@@ -127,3 +127,18 @@ def test_benchmarks_page_opens(site):
         tab.screenshot(path=str(SHOTS / "rendering-benchmarks.png"), full_page=True)
         assert tab.locator("#verdict").is_visible()
         assert not console and not errors, (console, errors)
+
+
+def test_two_verdicts_named_apart(site):
+    """The gate's (expectations met) and the user's (the pinned TorchRL's defects, counted here
+    from the results file's defect fields)."""
+    from conformance.defects import PINNED
+
+    doc = json.loads((REPORTS / "upstream" / f"{PINNED}.json").read_text())
+    slugs = {r["defect"] for r in doc["rows"] if r.get("defect")}
+    with browser.page(1400, 900) as (tab, console, errors):
+        tab.goto((site / "index.html").as_uri())
+        assert tab.locator("#verdict").inner_text().startswith(("gate verdict:", "PARTIAL RUN"))
+        user = tab.locator("#user-verdict")
+        assert user.is_visible()
+        assert user.inner_text().startswith(f"your TorchRL: torchrl {PINNED}: {len(slugs)} known defects")
