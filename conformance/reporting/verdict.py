@@ -238,7 +238,9 @@ def block(documents: Iterable[dict], where: str = "reports/conformance.md",
                           subsequent_indent="  ", break_on_hyphens=False)
     user = user_verdict(rows)
     if user:
-        lines += textwrap.wrap(f"your TorchRL: {user}", WIDTH, subsequent_indent="  ")
+        who = ("your TorchRL" if any(r.get("implementation") == "torchrl" for r in rows)
+               else "what is broken")
+        lines += textwrap.wrap(f"{who}: {user}", WIDTH, subsequent_indent="  ")
     lines += _counts(rows)
     if defects:
         lines += _defect_lines(rows)
