@@ -273,7 +273,14 @@ class VerdictPrinter:
     """The suite's verdict block at the end of the host's run (registered by the first spec
     test): one per child run, read from the results it wrote."""
 
+    # outermost: after the host's own summary (its -ra list included), last before the counts
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_terminal_summary(self, terminalreporter):
+        result = yield
+        self.print_blocks(terminalreporter)
+        return result
+
+    def print_blocks(self, terminalreporter):
         from conformance.reporting.verdict import block
 
         for run in _RUNS.values():

@@ -389,7 +389,14 @@ class ResultsPlugin:
                 terminalreporter.write_line(f"partial run: {self.partial_reason}", yellow=True)
             for path in self.written:
                 terminalreporter.write_line(str(path))
+
+    # outermost: after pytest's own summary (its -ra "short test summary" included), so that the
+    # verdict block is the last thing before the counts line
+    @pytest.hookimpl(wrapper=True, tryfirst=True, specname="pytest_terminal_summary")
+    def verdict_last(self, terminalreporter):
+        result = yield
         self.print_verdict(terminalreporter)
+        return result
 
     def print_verdict(self, terminalreporter) -> None:
         """The verdict block (``conformance.reporting.verdict``), last before pytest's counts."""

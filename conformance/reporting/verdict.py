@@ -80,7 +80,8 @@ def gate_verdict(rows: list[dict], partial: list[str]) -> str:
     unexpected = sum(1 for r in rows if not r.get("expected"))
     verdict = GATE_OK if unexpected == 0 else f"NOT CONFORMANT: {unexpected} unexpected result(s)"
     if partial:
-        return f"PARTIAL RUN ({'; '.join(dict.fromkeys(partial))}): not a conformance verdict; {verdict}"
+        why = _first_line("; ".join(dict.fromkeys(partial)), 160)  # the report has all of it
+        return f"PARTIAL RUN ({why}): not a conformance verdict; {verdict}"
     if not rows:
         return "NOT CONFORMANT: nothing ran"
     return verdict
