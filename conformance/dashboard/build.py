@@ -28,6 +28,7 @@ from conformance.dashboard.data import (
     run_time,
     spec_key,
 )
+from conformance.reporting.html_parts import url_label
 
 ASSETS = Path(__file__).parent / "assets"
 TEXT = {  # the status words the tables show: text, never an emoji
@@ -228,18 +229,6 @@ def _links(sources: list[Source]) -> dict[str, str]:
     return links
 
 
-def _url_label(link: str) -> str:
-    """A link's short text (the link itself stays whole): ``pytorch/rl#2402`` for an issue or a
-    pull request, ``pytorch/rl:prioritized.py#L528`` for a file, never a string that wraps."""
-    text = link.replace("https://github.com/", "")
-    parts = text.split("/")
-    if len(parts) >= 4 and parts[2] in ("issues", "pull"):
-        return f"{parts[0]}/{parts[1]}#{parts[3]}"
-    if len(parts) >= 5 and parts[2] == "blob":
-        return f"{parts[0]}/{parts[1]}:{parts[-1]}"
-    return text if len(text) <= 40 else text[:39] + "…"
-
-
 def _flip_table(found: list[dict]) -> str:
     if not found:
         return "<p>No spec changed between two consecutive sources of a series.</p>"
@@ -257,7 +246,7 @@ def _flip_table(found: list[dict]) -> str:
         specs = "".join(f"<li><a href='#spec={escape(c['spec'])}'><code>{escape(c['spec'])}</code>"
                         f"</a>: {escape(c['before'])} &rarr; {escape(c['after'])}</li>"
                         for c in flip["specs"])
-        linked = "".join(f"<a href='{escape(link)}' title='{escape(link)}'>{escape(_url_label(link))}</a> "
+        linked = "".join(f"<a href='{escape(link)}' title='{escape(link)}'>{escape(url_label(link))}</a> "
                          for link in flip.get("links", []) if link.startswith(("https://", "http://")))
         button = (f"<button type='button' class='show-diff' data-a='{escape(flip['after'])}' "
                   f"data-b='{escape(flip['at'])}'>show in the diff</button>")

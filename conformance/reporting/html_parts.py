@@ -28,6 +28,18 @@ def link(url, label=None) -> str:
     return f"<a href='{text(url)}'>{text(label if label is not None else url)}</a>"
 
 
+def url_label(url: str) -> str:
+    """Short text for a link (the link itself stays whole): ``pytorch/rl#2402`` for an issue or
+    a pull request, ``pytorch/rl:ppo.py#L1073`` for a file."""
+    text = url.replace("https://github.com/", "")
+    parts = text.split("/")
+    if len(parts) >= 4 and parts[2] in ("issues", "pull"):
+        return f"{parts[0]}/{parts[1]}#{parts[3]}"
+    if len(parts) >= 5 and parts[2] == "blob":
+        return f"{parts[0]}/{parts[1]}:{parts[-1]}"
+    return text
+
+
 def linked(message) -> str:
     """``message`` escaped, its http(s) URLs as whole anchors."""
     message = "" if message is None else str(message)
@@ -95,7 +107,7 @@ def defects(rows: list[dict]) -> str:
         body.append(
             f"<tr id='defect={text(slug)}'><td><code>{text(slug)}</code></td><td>{text(column)}"
             f"</td><td>{text(getattr(d, 'area', ''))}</td><td>{text(getattr(d, 'summary', ''))}"
-            f"</td><td>{'<br>'.join(link(u) for u in threads)}</td>"
+            f"</td><td>{'<br>'.join(link(u, url_label(u)) for u in threads)}</td>"
             f"<td><code>python -m conformance.upstream.bugs --reproduce {text(slug)}</code></td>"
             f"<td>{n}</td></tr>")
     return ("<h2 id='defects'>TorchRL's known defects and their reproducers</h2><table><thead>"

@@ -262,7 +262,7 @@ _HTML_STYLE = (
     ".s-na{background:#eee;color:#555}.s-cannot{background:#d9e3f5}"
     ".user{padding:6px 10px;border-left:8px solid #b7791f;background:#fdf6e3;font-size:15px}"
     "details{display:inline}summary{cursor:pointer}pre{white-space:pre-wrap;"
-    "overflow-wrap:anywhere;background:#f6f6f6;padding:4px}a{overflow-wrap:anywhere}"
+    "overflow-wrap:anywhere;background:#f6f6f6;padding:4px}td a{white-space:nowrap}"
     ".listed{color:#555}"
 )
 _CLASS = {"pass": "s-pass", "known failure": "s-known", "fail": "s-bad", "error": "s-bad",
