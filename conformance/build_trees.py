@@ -12,11 +12,26 @@ pytest-xdist's workers).
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
+import importlib.util
 import os
-import runpy
 import subprocess
 import sys
 from pathlib import Path
+
+class _Built(importlib.abc.MetaPathFinder):
+    """Finds ``torchrl._torchrl`` in the built file."""
+
+    def __init__(self, so: str):
+        self.so = so
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "torchrl._torchrl":
+            return None
+        loader = importlib.machinery.ExtensionFileLoader(name, self.so)
+        return importlib.util.spec_from_file_location(name, self.so, loader=loader)
+
 
 def cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -56,8 +71,9 @@ def build_trees(log=print) -> str | None:
     except RuntimeError as exc:
         return f"--build-trees: {exc}"
     overlay = extension.write_overlay(cache_dir() / "overlay" / "installed", so)
-    # this process (pytest runs in it) and its children (pytest-xdist's workers)
-    runpy.run_path(str(overlay / "sitecustomize.py"))
+    # this process (pytest runs in it): the import hook first on the meta path; its children
+    # (pytest-xdist's workers): the overlay's sitecustomize, first on PYTHONPATH
+    sys.meta_path.insert(0, _Built(str(so)))
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(overlay),
                                                              os.environ.get("PYTHONPATH")]))
     log(f"--build-trees: torchrl._torchrl {'built now' if built else 'from the cache'} for "

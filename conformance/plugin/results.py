@@ -390,14 +390,6 @@ class ResultsPlugin:
             for path in self.written:
                 terminalreporter.write_line(str(path))
 
-    # outermost: after pytest's own summary (its -ra "short test summary" included), so that the
-    # verdict block is the last thing before the counts line
-    @pytest.hookimpl(wrapper=True, tryfirst=True, specname="pytest_terminal_summary")
-    def verdict_last(self, terminalreporter):
-        result = yield
-        self.print_verdict(terminalreporter)
-        return result
-
     def print_verdict(self, terminalreporter) -> None:
         """The verdict block (``conformance.reporting.verdict``), last before pytest's counts."""
         from conformance.reporting.verdict import block
@@ -414,3 +406,18 @@ class ResultsPlugin:
         for i, line in enumerate(lines):
             terminalreporter.write_line(line, **({"green": good, "red": not good, "bold": True}
                                                  if i == 0 else {}))
+
+
+class VerdictLast:
+    """The verdict block of a ``ResultsPlugin``'s rows, as the outermost terminal-summary wrapper:
+    after pytest's own summary (its -ra "short test summary" included), the last thing before
+    the counts line. A plug-in of its own: pytest registers only ``pytest_*`` names, once each."""
+
+    def __init__(self, results: ResultsPlugin):
+        self.results = results
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter):
+        result = yield
+        self.results.print_verdict(terminalreporter)
+        return result
