@@ -251,10 +251,17 @@ def block(documents: Iterable[dict], where: str = "reports/conformance.md",
 
 
 def main(argv: list[str] | None = None) -> int:
+    import argparse
+
     from conformance.reporting.results_file import ResultsFileError, read
 
-    paths = [Path(p) for p in (sys.argv[1:] if argv is None else argv)] or [
-        Path("reports") / "results.json"]
+    parser = argparse.ArgumentParser(
+        prog="python -m conformance.reporting.verdict",
+        description="Print the verdict block of results files (exit code 1 when a result was "
+                    "unexpected).")
+    parser.add_argument("results", nargs="*", type=Path, default=[Path("reports") / "results.json"],
+                        help="results files (default: reports/results.json)")
+    paths = parser.parse_args(argv).results
     try:
         documents = [read(p) for p in paths]
     except ResultsFileError as exc:
