@@ -58,7 +58,9 @@ def preflight(args) -> str | None:
     from conformance.reporting import destination
     from conformance.versions import module_version
 
-    names = [n.strip() for n in args.impl.split(",") if n.strip()]
+    from conformance.implementations import names as impl_names
+
+    names = impl_names(args.impl)
     if "torchrl" in names:
         if importlib.util.find_spec("torchrl") is None:
             return (f"torchrl is not installed in this environment ({sys.executable}); install "

@@ -40,6 +40,7 @@ import pytest
 
 from conformance import manifest, outcomes, paths
 from conformance.implementations import _id_for
+from conformance.reporting.results_file import upgrade
 
 #: the outcomes that are expected and not a pass, shown as skips by the host
 _SKIPS = (outcomes.NOT_APPLICABLE, outcomes.UNTESTABLE, outcomes.SKIPPED)
@@ -229,7 +230,7 @@ def _execute(embedding: Embedding, selected: list[str], folder: Path) -> ChildRu
     results = folder / "results.json"
     rows, partial = {}, None
     if results.is_file():
-        document = json.loads(results.read_text())
+        document = upgrade(json.loads(results.read_text()))  # one shape, whatever the schema
         partial = document.get("partial")
         for row in document["rows"]:
             rows[manifest.spec_id(row["nodeid"], row["implementation"])] = row

@@ -197,7 +197,6 @@ def main(argv=None) -> int:
     import argparse
 
     from conformance.cli import OneLineErrors
-    from conformance.upstream.report import record_path
 
     parser = OneLineErrors(prog="python -m conformance.history", description=__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -214,7 +213,7 @@ def main(argv=None) -> int:
         parser.error("add: name at least one results file")
     status = 0
     for results in args.results:
-        source_file = record_path(results)
+        source_file = shape.runner_record(results)
         source = json.loads(source_file.read_text(encoding="utf-8")) if source_file.is_file() else None
         try:
             # recorded after the fact: the suite commit that ran it is not known here

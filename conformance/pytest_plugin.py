@@ -195,9 +195,8 @@ def _resolve(config, expected_state: tuple) -> tuple[list, dict, dict[str, str]]
                                                                     "when imported"))
 
     try:
-        raw = config.getoption("impl") or os.environ.get(implementations.ENV_VAR) \
-            or implementations.DEFAULT
-        for name in [n.strip() for n in raw.split(",") if n.strip()]:
+        raw = implementations.raw_value(config.getoption("impl"))
+        for name in implementations.names(raw):
             filters = list(warnings.filters)
             blame(implementations.resolve(name)[0].id, filters)
         selected = implementations.resolve(raw)  # (imports cached) duplicates, one-line errors

@@ -395,7 +395,7 @@ def _library_sources(path: Path) -> list[Source]:
         for row in csv.DictReader(fh):
             label = f"{row['implementation']} {row['implementation_version']}"
             source = columns.setdefault(label, Source(label, "library", {}, set(), {}, None, "matrix"))
-            key = spec_key(row["nodeid"])
+            key = spec_key(row["nodeid"], row["implementation"])
             source.cells[key] = row["outcome"]
             if row["expected"] not in ("True", "true", "1"):
                 source.unexpected.add(key)

@@ -39,7 +39,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance import paths
+from conformance import paths, record
 from conformance.defects import (  # noqa: F401 - the catalogue, read through this module too
     BY_SLUG,
     DEFECTS,
@@ -93,16 +93,17 @@ def defect_of(row: dict, entries: list[Entry], owner: dict[str, Defect]):
 
 @dataclass
 class Matrix:
-    columns: list[str]  # every column, in version order
+    columns: list[str]  # every column, in the order of the sources its documents describe
     rows: list[dict]
     stack: dict  # the pinned release's python, torch, tensordict
+    kinds: dict[str, str]  # column -> the kind of source its document describes
 
     @classmethod
     def load(cls, results_dir: Path) -> Matrix:
         files = sorted(Path(results_dir).glob("*.json"))
         if not files:
             raise BugsError(f"no per-source results in {results_dir}: run nox -s upstream first")
-        rows, stack = [], {}
+        rows, stack, order, kinds = [], {}, {}, {}
         for path in files:
             try:  # the versioned reader: rows of every schema carry reason and link as fields
                 doc = read_results(path)
@@ -111,21 +112,21 @@ class Matrix:
             if doc.get("partial"):  # a narrowed or interrupted run is no column of the matrix
                 raise BugsError(f"{path} is a partial run ({str(doc['partial'])[:200]}): the bug "
                                 "reports are not rewritten from it")
-            rows += [r for r in doc["rows"] if r["implementation"] == "torchrl"]
+            torchrl = [r for r in doc["rows"] if r["implementation"] == "torchrl"]
+            rows += torchrl
+            for row in torchrl:
+                order.setdefault(row["implementation_version"], record.source_order(doc["source"]))
+                kinds.setdefault(row["implementation_version"], doc["source"]["kind"])
             if path.stem == PINNED:
                 stack = {"python": doc.get("python", "?"), **doc.get("stack", {})}
         if not stack:
             raise BugsError(f"{results_dir} has no column for the pinned torchrl {PINNED}")
-        columns = sorted({r["implementation_version"] for r in rows}, key=timeline.version_key)
-        return cls(columns, rows, stack)
+        columns = sorted(order, key=lambda c: (order[c], c))
+        return cls(columns, rows, stack, kinds)
 
-
-def is_release(column: str) -> bool:
-    return re.fullmatch(r"\d+(\.\d+)*", column) is not None
-
-
-def is_nightly(column: str) -> bool:
-    return re.search(r"\.dev|nightly", column) is not None
+    def of_kind(self, column: str, kind: str) -> bool:
+        """Whether ``column``'s document describes a source of ``kind``."""
+        return self.kinds.get(column) == kind
 
 
 @dataclass
@@ -149,7 +150,7 @@ def histories(matrix: Matrix, entries: list[Entry]) -> dict[str, History]:
         defect = defect_of(row, entries, owner)
         if defect is not None:
             cells[defect.slug][column].add(test)
-    releases = [c for c in matrix.columns if is_release(c)]
+    releases = [c for c in matrix.columns if matrix.of_kind(c, "release")]
     out = {}
     for defect in DEFECTS:
         having = cells[defect.slug]
@@ -162,13 +163,13 @@ def histories(matrix: Matrix, entries: list[Entry]) -> dict[str, History]:
                 bug.cells[column] = having[column]
         others, nightly = [], "nightly: not yet tested (the matrix has no nightly column)"
         for column in matrix.columns:
-            if is_release(column):
+            if matrix.of_kind(column, "release"):
                 continue
             tests = [outcome[column].get(t) for t in sorted(having[PINNED])]
             verdict = ("has it" if column in having else
                        "passes its specs" if all(t == "pass" for t in tests) else
                        "not tested or failing for another reason")
-            if is_nightly(column):
+            if matrix.of_kind(column, "nightly"):
                 nightly = f"nightly {column}: {verdict}"
             else:
                 others.append(f"{column}: {verdict}")

@@ -52,7 +52,6 @@ from conformance.upstream.environment import (  # noqa: F401
     install,
     install_paired,
 )
-from conformance.upstream.git_source import materialize_git
 from conformance.upstream.sources import Source, SourceError, parse, shown
 from conformance.upstream.text import safe
 from conformance.verdict import Status, Verdict
@@ -158,13 +157,8 @@ def unresolved_label(argument: str) -> str:
 
 def resolve(argument: str, args) -> Source:
     """A source argument pinned down: parsed, a git ref extracted, a nightly paired."""
-    source = parse(argument)
-    if source.kind == "git":
-        return materialize_git(source, args.work_dir)
-    if source.kind == "nightly":
-        torches = list(dict.fromkeys([*args.base, *NIGHTLY_TORCHES]))
-        return nightly.resolve(source, nightly.Index(sys.executable), torches, args.work_dir / "wheels")
-    return source
+    torches = list(dict.fromkeys([*args.base, *NIGHTLY_TORCHES]))  # a nightly's pairing
+    return parse(argument).resolve(args.work_dir, torches)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -231,13 +225,10 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def default_expectations(source: Source) -> list[str]:
-    """A nightly's file; for a git ref or a checkout (a development tree), its release's file
-    when there is one, else the nightly's; none for the rest (pytest picks a release's own file
-    by its version)."""
-    if source.kind in ("git", "checkout"):
-        own = ROOT / "conformance" / "expectations" / f"torchrl-{source.version}.txt"
-        return [str(own if own.is_file() else NIGHTLY_EXPECTATIONS)]
-    return [str(NIGHTLY_EXPECTATIONS)] if source.kind == "nightly" else []
+    """The source's own default (``Source.default_expectations``): a nightly's file; for a git
+    ref or a checkout (a development tree), its release's file when there is one, else the
+    nightly's; none for the rest (pytest picks a release's own file by its version)."""
+    return source.default_expectations(ROOT / "conformance" / "expectations", NIGHTLY_EXPECTATIONS)
 
 
 def check_source(argument: str, args, taken: set[str]) -> tuple[str, Verdict, Path, dict]:
@@ -317,14 +308,21 @@ def _promote(results: Path, complete: bool) -> Path:
     return final
 
 
+def source_order(results: Path) -> tuple:
+    """Where a results file's column goes: the order of the source its document describes
+    (``conformance.record.source_order``); one that cannot be read goes last, by name."""
+    try:
+        return (0, record_shape.source_order(read_results(results)["source"]), results.stem)
+    except ResultsFileError:
+        return (1, (), results.stem)
+
+
 def earlier_results(reports_dir: Path, this_run: list[Path]) -> list[tuple[Path, dict]]:
     """Results of other sources left in ``reports_dir/upstream`` by earlier runs (with their
     sources record), so that re-testing one release does not drop the other columns."""
-    from conformance.upstream.timeline import version_key
-
     mine = {p.resolve() for p in this_run}
     found = []
-    for path in sorted((reports_dir / "upstream").glob("*.json"), key=lambda p: version_key(p.stem)):
+    for path in sorted((reports_dir / "upstream").glob("*.json"), key=source_order):
         record = report.record_path(path)
         if path.resolve() in mine or not record.is_file():
             continue
@@ -387,11 +385,10 @@ def main(argv=None) -> int:
                       record.get("outcomes", "")))
         result_files.append(path)
         records.append(report.record_path(path))
-    if earlier:  # one version order for this run's columns and the kept ones
-        from conformance.upstream.timeline import version_key
-
-        table.sort(key=lambda row: version_key(row[0]))
-        pairs = sorted(zip(result_files, records, strict=True), key=lambda p: version_key(p[0].stem))
+    if earlier:  # one order for this run's columns and the kept ones: their sources'
+        order = {path.stem: source_order(path) for path in result_files}
+        table.sort(key=lambda row: order.get(row[0], (9,)))
+        pairs = sorted(zip(result_files, records, strict=True), key=lambda p: order[p[0].stem])
         result_files, records = [p[0] for p in pairs], [p[1] for p in pairs]
     if result_files:
         from conformance.reporting.matrix import md, write_reports
