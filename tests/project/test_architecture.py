@@ -102,7 +102,7 @@ FLOORS = (
                            "conformance.capabilities", "conformance.test_")),
     ("runners", ("conformance.upstream", "conformance.dropin", "conformance.libraries.run",
                  "conformance.libraries.selftests")),
-    ("entry points", ("conformance.console", "conformance.embed")),
+    ("entry points", ("conformance.console", "conformance.embed", "conformance.build_trees")),
 )
 
 
