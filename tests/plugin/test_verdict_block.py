@@ -79,3 +79,16 @@ def test_a_partial_run_is_no_verdict_and_results_without_defects_say_so():
 def test_a_reference_that_fails_is_not_said_to_pass():
     rows = [_row("test_a", "reference", "fail")]
     assert user_verdict(rows) == "the reference (reference 1) does not pass 1 spec(s)"
+
+
+def test_the_upstream_runner_prints_the_block_of_its_sources(tmp_path, capsys):
+    import json
+
+    from conformance.upstream.runner import print_verdict_block
+
+    path = tmp_path / "0.14.1.json"
+    path.write_text(json.dumps(conformant()))
+    print_verdict_block([path], tmp_path / "upstream.md")
+    out = capsys.readouterr().out.splitlines()
+    assert "conformance verdict" in out[0] and out[1] == f"gate verdict: {GATE_OK}"
+    assert any(line.startswith("  tanh_normal_mode (1): defect-0") for line in out)
