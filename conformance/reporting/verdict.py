@@ -22,7 +22,6 @@ console script, the embed host, the upstream runner and the gate all print it.
 
 from __future__ import annotations
 
-import json
 import sys
 import textwrap
 from collections.abc import Iterable
