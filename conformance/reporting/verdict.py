@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from conformance import outcomes as O
+from conformance import paths
 from conformance.areas import ORDER
 
 FIRST = 5  #: unexpected results shown in the block
@@ -162,7 +163,10 @@ def _defect_lines(rows: list[dict]) -> list[str]:
         defects = _defects(its)
         if not defects:
             continue
-        lines.append(f"{column}: its {len(defects)} known defect(s) by area; reproduce one:")
+        # the reproducers are files of the suite's repository (reports/upstream-bugs/), which a
+        # wheel does not hold
+        where = "" if paths.CHECKOUT else ", from a checkout of the suite"
+        lines.append(f"{column}: its {len(defects)} known defect(s) by area; reproduce one{where}:")
         lines.append(f"  {REPRODUCE}")
         by_area: dict[str, list[str]] = {}
         for slug, areas in defects.items():
