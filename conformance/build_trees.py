@@ -33,6 +33,41 @@ class _Built(importlib.abc.MetaPathFinder):
         return importlib.util.spec_from_file_location(name, self.so, loader=loader)
 
 
+OVERLAY = '''"""Written by torchrl-conformance --build-trees: torchrl._torchrl from {so}."""
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+
+# first the sitecustomize this one shadows, if the environment has one; then this finder, first
+_here = os.path.dirname(os.path.abspath(__file__))
+_next = importlib.machinery.PathFinder.find_spec(
+    "sitecustomize", [p for p in sys.path if os.path.abspath(p or ".") != _here])
+if _next is not None and _next.loader is not None:
+    _next.loader.exec_module(importlib.util.module_from_spec(_next))
+
+
+class _Built(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name != "torchrl._torchrl":
+            return None
+        loader = importlib.machinery.ExtensionFileLoader(name, {so!r})
+        return importlib.util.spec_from_file_location(name, {so!r}, loader=loader)
+
+
+sys.meta_path.insert(0, _Built())
+'''
+
+
+def _write_overlay(folder: Path, so: str) -> Path:
+    """A folder whose sitecustomize (first on PYTHONPATH) loads ``so`` as torchrl._torchrl in
+    every process started from this one, after the environment's own sitecustomize."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "sitecustomize.py").write_text(OVERLAY.format(so=so))
+    return folder
+
+
 def cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "torchrl-conformance"
@@ -70,7 +105,7 @@ def build_trees(log=print) -> str | None:
                                               cache_dir(), what, log=log)
     except RuntimeError as exc:
         return f"--build-trees: {exc}"
-    overlay = extension.write_overlay(cache_dir() / "overlay" / "installed", so)
+    overlay = _write_overlay(cache_dir() / "overlay" / "installed", str(so))
     # this process (pytest runs in it): the import hook first on the meta path; its children
     # (pytest-xdist's workers): the overlay's sitecustomize, first on PYTHONPATH
     sys.meta_path.insert(0, _Built(str(so)))

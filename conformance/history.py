@@ -29,7 +29,8 @@ import sys
 import time
 from pathlib import Path
 
-from conformance import outcomes, paths, record as shape
+from conformance import outcomes, paths
+from conformance import record as shape
 from conformance.files import atomic_write
 
 SCHEMA = 2
@@ -73,7 +74,36 @@ def incomplete(document: dict, label: str) -> str | None:
     versions = {r.get("implementation_version") for r in rows}
     if versions != {label}:
         return f"its rows are of {sorted(map(str, versions))}, not of {label}"
-    return None
+    return _not_one_complete_run(document)
+
+
+#: the implementation whose runs the history holds (one column per TorchRL source)
+IMPLEMENTATION = "torchrl"
+
+
+def _not_one_complete_run(document: dict) -> str | None:
+    """Why the rows are not one complete run of the manifest by TorchRL alone (None: they are):
+    a one-row file, a reference-only file, ids outside the manifest, a start that is no time."""
+    import math
+
+    from conformance.admission import rows_reason
+
+    for key in ("started", "finished"):
+        value = document.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value) or value < 0:
+            return f"{key}: {value!r} is not a time (seconds since 1970)"
+    rows = document["rows"]
+    if not all(isinstance(r, dict) for r in rows):
+        return "a row that is not an object"
+    impls = sorted({str(r.get("implementation")) for r in rows})
+    if impls != [IMPLEMENTATION]:
+        return f"its rows are of {', '.join(impls)}: the history holds {IMPLEMENTATION} runs only"
+    devices = sorted({str(r.get("device", "cpu")) for r in rows})
+    if len(devices) != 1:
+        return f"rows of several devices ({', '.join(devices)})"
+    short = rows_reason(rows, [IMPLEMENTATION], devices[0])
+    return f"not a complete run of the manifest ({short})" if short else None
 
 
 def make_record(document: dict, label: str, source: dict | None, commit: str | None,

@@ -1,31 +1,32 @@
 """Parts of the HTML report that hold text from rows and from upstream: escaped by construction.
 
-Every value goes through :func:`text` (``html.escape``, quotes included) and every link through
-:func:`link`, which writes an anchor only for an ``http(s)`` URL and escapes it; nothing a row or
-an upstream thread says is ever markup. Messages are whole (a fold, ``<details>``, holds them),
+Every value goes through :func:`text` and every link through :func:`link`: the project's one
+escape rule (``conformance.escape``), with one more restriction here: an anchor only for an
+absolute ``http(s)`` URL (a row's or an upstream thread's text never links into the report).
+Nothing a row or an upstream thread says is ever markup. Messages are whole (a fold, ``<details>``, holds them),
 never cut: a link inside a message stays whole and clickable.
 """
 
 from __future__ import annotations
 
-import html
 import re
 
+from conformance import escape
 from conformance.reporting import verdict as V
 
 URL = re.compile(r"https?://[^\s<>\"')\]]+")
 
 
-def text(value) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
+text = escape.text
 
 
 def link(url, label=None) -> str:
-    """An anchor for an http(s) URL; anything else is shown as text."""
+    """An anchor for an absolute http(s) URL (``conformance.escape.link``); anything else is
+    shown as text."""
     url = "" if url is None else str(url)
     if not URL.fullmatch(url):
         return text(label if label is not None else url)
-    return f"<a href='{text(url)}'>{text(label if label is not None else url)}</a>"
+    return escape.link(url, label if label is not None else url)
 
 
 def url_label(url: str) -> str:

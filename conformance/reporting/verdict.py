@@ -232,13 +232,19 @@ def _untestable_lines(rows: list[dict]) -> list[str]:
     return lines
 
 
+#: set by a parent (``conformance.parent``) for its child pytest: the parent prints the block,
+#: from the results it judged, so the child does not
+BY_PARENT = "TORCHRL_CONFORMANCE_BLOCK_BY_PARENT"
+
+
 def block(documents: Iterable[dict], where: str = "reports/conformance.md",
-          defects: bool = True) -> list[str]:
+          defects: bool = True, gate: str | None = None) -> list[str]:
     """The verdict block's lines (without a title line): ``where`` is the report that lists
     everything; ``defects``: list a TorchRL's known defects by area (a block of many sources
-    gives each one's count only)."""
+    gives each one's count only); ``gate``: the gate verdict as a parent judged it (default:
+    judged here from the rows)."""
     rows, partial = rows_of(documents)
-    lines = textwrap.wrap(f"gate verdict: {gate_verdict(rows, partial)}", WIDTH,
+    lines = textwrap.wrap(f"gate verdict: {gate or gate_verdict(rows, partial)}", WIDTH,
                           subsequent_indent="  ", break_on_hyphens=False)
     user = user_verdict(rows)
     if user:

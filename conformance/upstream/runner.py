@@ -39,6 +39,7 @@ from pathlib import Path
 
 from conformance import history, outcomes, paths
 from conformance import record as record_shape
+from conformance.admission import not_a_run
 from conformance.cli import OneLineErrors
 from conformance.plugin.completeness import PARTIAL_EXIT, flag, rows_reason
 from conformance.reporting.results_file import ResultsFileError
@@ -175,6 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pytest-args", default="", help="extra pytest arguments, quoted as in a shell")
     parser.add_argument("--reports-dir", type=Path, default=REPORTS,
                         help="where results and the matrix go (default: reports/)")
+    parser.add_argument("--history-dir", type=Path, default=None,
+                        help="where complete runs are recorded (default: REPORTS_DIR/history; "
+                             "the workflows cache reports/history)")
     parser.add_argument("--work-dir", type=Path, default=WORK,
                         help="where sources are installed and extracted (default: .nox/_upstream)")
     parser.add_argument(extension.GIT_OPTION, dest="torchrl_git", metavar="PATH_OR_URL",
@@ -210,8 +214,16 @@ def parse_args(argv=None) -> argparse.Namespace:
     for file in args.expectations:
         if file != "none" and not Path(file).is_file():
             parser.error(f"--expectations {file}: no such file")
-    if args.reports_dir.exists() and not args.reports_dir.is_dir():
-        parser.error(f"--reports-dir {args.reports_dir}: not a directory")
+    for name, folder in (("--reports-dir", args.reports_dir), ("--history-dir", args.history_dir)):
+        if folder is not None and folder.exists() and not folder.is_dir():
+            parser.error(f"{name} {folder}: not a directory")
+    if args.history_dir is not None:  # records are added there: never a folder of the project
+        where = args.history_dir.resolve()
+        inside = where.relative_to(ROOT).parts if where.is_relative_to(ROOT) else None
+        work = bool(inside) and inside[0].startswith(".") and inside[0] not in (".github", ".ci", ".git")
+        if inside is not None and not where.is_relative_to(REPORTS) and not work:
+            parser.error(f"--history-dir {args.history_dir}: a folder of the project; use "
+                         f"{history.FOLDER.relative_to(ROOT)} or a folder of your own")
     from conformance.reporting import destination
 
     try:  # checked before anything is installed: never a file of the project or a foreign one
@@ -295,8 +307,16 @@ def check_source(argument: str, args, taken: set[str]) -> tuple[str, Verdict, Pa
                          "results (see its output above)", args.pytest_args, source.describe(label))
         rows = _rows(results)
     judged = verdict(rows, returncode)
-    complete = returncode != PARTIAL_EXIT and not complete_reason(rows)
-    return label, judged, _promote(results, complete), record
+    return label, judged, _promote(results, admissible(rows, returncode)), record
+
+
+def admissible(rows: list[dict], returncode: int | None) -> bool:
+    """Whether a source's rows may replace its stored column (and its sources record, the
+    matrix, the bug reports): a complete run in which every spec ran. Rows written for a pytest
+    that died (NOT TESTED, every one) are complete by count and still nothing that ran."""
+    if returncode == PARTIAL_EXIT or complete_reason(rows):
+        return False
+    return not_a_run({"rows": rows}) is None
 
 
 def _promote(results: Path, complete: bool) -> Path:
@@ -362,7 +382,8 @@ def main(argv=None) -> int:
             records.append(report.write_record(results, record))
             # complete runs only: a source whose results went to upstream/partial/ is not one
             if results.parent.name != PARTIAL_FOLDER and judged.complete:
-                history.record_quietly(results, record, args.reports_dir / "history", log)
+                history.record_quietly(results, record,
+                                       args.history_dir or args.reports_dir / "history", log)
     this_files = list(result_files)  # the verdict block is of this run's sources only
     disk = report.disk_lines([args.work_dir, *sorted(args.work_dir.parent.glob("_upstream-base-torch*")),
                               *(Path(p).parent.parent for p in args.base.values())])

@@ -9,38 +9,41 @@ import json
 import pytest
 
 from conformance import history, record
+from tests.manifest_rows import complete_rows
 
 
-def _row(test: str, outcome: str, label: str, expected: bool = True, message: str = "") -> dict:
-    area = "prioritized_replay"
-    return {"nodeid": f"conformance/test_{area}.py::{test}[torchrl-a=1]", "area": area, "spec": test,
-            "parameters": "a=1", "implementation": "torchrl", "implementation_version": label,
-            "outcome": outcome, "expected": expected, "message": message}
+def _complete(label: str, changes: dict | None = None) -> tuple[list[dict], list[str]]:
+    """A complete torchrl run of the committed manifest (the only run the store admits), with
+    the rows at the given positions updated; and the node ids in order."""
+    rows = complete_rows(version=label)
+    for index, change in (changes or {}).items():
+        rows[index].update(change)
+    return rows, [r["nodeid"] for r in rows]
 
 
 def _results(folder, label, rows, partial=None, started=1_790_000_000.0):
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{label}.json"
-    path.write_text(json.dumps({"schema": 1, "started": started, "finished": started + 5,
+    path.write_text(json.dumps({"schema": 1, "started": started,
+                                "finished": started + 5 if isinstance(started, float) else started,
                                 "partial": partial, "rows": rows}), encoding="utf-8")
     return path
 
 
 def test_history_records_a_complete_run_once_and_never_rewrites_it(tmp_path):
     label = "nightly-2026.7.8"
-    results = _results(tmp_path / "up", label, [
-        _row("test_a", "pass", label), _row("test_b", "fail", label, False, "boom\nmore")])
+    rows, ids = _complete(label, {1: {"outcome": "fail", "expected": False, "message": "boom\nmore"}})
+    results = _results(tmp_path / "up", label, rows)
     store = tmp_path / "history"
     path = history.record(results, {"argument": "nightly:2026.7.8", "status": "1 unexpected"}, store,
                           commit="abc")
     entry = json.loads(path.read_text())
     assert path.name == f"{label}@20260921T141320Z.json"
-    cell = entry["cells"]["conformance/test_prioritized_replay.py::test_b[torchrl-a=1]"]
-    assert cell == {"o": "fail", "m": "boom", "u": 1}
+    assert entry["cells"][ids[1]] == {"o": "fail", "m": "boom", "u": 1}
     assert entry["source"]["argument"] == "nightly:2026.7.8" and entry["suite_commit"] == "abc"
     assert history.record(results, None, store, commit="abc") == path  # the same run: no change
     # another run under the same name is refused: append-only
-    _results(tmp_path / "up", label, [_row("test_a", "fail", label, False)])
+    _results(tmp_path / "up", label, _complete(label, {0: {"outcome": "fail", "expected": False}})[0])
     with pytest.raises(history.HistoryError, match="append-only"):
         history.record(results, None, store, commit="abc")
     assert json.loads(path.read_text()) == entry
@@ -49,25 +52,47 @@ def test_history_records_a_complete_run_once_and_never_rewrites_it(tmp_path):
 @pytest.mark.parametrize("case, why", [
     ("partial", "partial run"), ("not tested", "not tested: NOT TESTED: no wheel"),
     ("unresolved", "never resolved"), ("other label", "not of"),
+    # issue #44: only a complete run of the manifest by torchrl alone
+    ("one row", "not a complete run of the manifest .*have no torchrl row"),
+    ("reference only", "rows are of reference: the history holds torchrl runs only"),
+    ("ids outside the manifest", "not a complete run of the manifest .*not in conformance/manifest"),
+    ("started NaN", "started: nan is not a time"),
+    ("started text", "started' is missing or not a time"),
 ])
 def test_history_refuses_what_is_not_a_complete_run(tmp_path, case, why):
+    """As tried (#44): a one-row file, a reference-only file and 49 500 rows of ids outside the
+    manifest were recorded; ``started: NaN`` was a traceback."""
     label = "unresolved-typo" if case == "unresolved" else "nightly-2026.7.8"
-    rows = [_row("test_a", "pass", label)]
+    rows, _ = _complete(label)
+    started = 1_790_000_000.0
     if case == "not tested":
-        rows.append(_row("test_b", "not tested", label, False, "NOT TESTED: no wheel"))
+        rows[1].update(outcome="not tested", expected=False, message="NOT TESTED: no wheel")
     if case == "other label":
-        rows = [_row("test_a", "pass", "0.14.1")]
-    results = _results(tmp_path / "up", label, rows, partial="-k narrowed" if case == "partial" else None)
-    with pytest.raises(history.HistoryError, match=why):
+        rows = [dict(r, implementation_version="0.14.1") for r in rows]
+    if case == "one row":
+        rows = rows[:1]
+    if case == "reference only":
+        rows = [dict(r, implementation="reference", nodeid=r["nodeid"].replace("[torchrl", "[reference"))
+                for r in rows]
+    if case == "ids outside the manifest":
+        rows += [dict(rows[0], nodeid=f"conformance/test_x.py::test_{i}[torchrl]") for i in range(100)]
+    if case == "started NaN":
+        started = float("nan")
+    if case == "started text":
+        started = "yesterday"
+    results = _results(tmp_path / "up", label, rows, partial="-k narrowed" if case == "partial" else None,
+                       started=started)
+    with pytest.raises(history.HistoryError, match=why) as info:
         history.record(results, None, tmp_path / "history", commit="abc")
+    assert "\n" not in str(info.value)
     assert not (tmp_path / "history").exists()
 
 
 def test_a_record_keeps_what_its_document_says_it_tested(tmp_path):
     label = "nightly-2026.7.8"
-    rows = [_row("test_a", "pass", label),
-            {**_row("test_b", "known failure", label, True, "AssertionError: x"),
-             "reason": "why", "link": "https://x/1", "defect": "some-defect"}]
+    rows, ids = _complete(label, {1: {"outcome": "known failure", "message": "AssertionError: x",
+                                      "reason": "why", "link": "https://x/1",
+                                      "defect": "some-defect"}})
     results = tmp_path / "up" / f"{label}.json"
     results.parent.mkdir(parents=True)
     described = record.describe("nightly", label, "2026.7.8", date="2026-07-08",
@@ -83,7 +108,7 @@ def test_a_record_keeps_what_its_document_says_it_tested(tmp_path):
     assert {k: entry["source"][k] for k in record.SOURCE_FIELDS} == described
     assert (entry["suite"], entry["manifest_digest"]) == ("9.9", "d" * 64)
     assert entry["source"]["verdict"] == "conformant"
-    cell = entry["cells"]["conformance/test_prioritized_replay.py::test_b[torchrl-a=1]"]
+    cell = entry["cells"][ids[1]]
     assert cell == {"o": "known failure", "m": "AssertionError: x", "d": "some-defect"}
     (loaded,) = history.load(tmp_path / "history")
     assert loaded["source"]["date"] == "2026-07-08"
