@@ -45,6 +45,9 @@ from conformance.defects import (  # noqa: F401 - the catalogue, read through th
     DEFECTS,
     NOT_REPORTED,
     PINNED,
+    KINDS,
+    REPOSITORIES,
+    SEARCH_LOG,
     CatalogueError,
     Defect,
     defect_for,
@@ -136,6 +139,7 @@ class History:
     others: list[str]  # git and checkout columns: "<column>: has it" / "passes"
     nightly: str
     specs: list[str]  # the pinned release's tests that fail from it
+    seen_on: str = "cpu"  # "cuda": specs are the ones that check it on a CUDA run
 
 
 def histories(matrix: Matrix, entries: list[Entry]) -> dict[str, History]:
@@ -154,6 +158,12 @@ def histories(matrix: Matrix, entries: list[Entry]) -> dict[str, History]:
     out = {}
     for defect in DEFECTS:
         having = cells[defect.slug]
+        if defect.seen_on != "cpu":  # the matrix runs on the CPU, where its specs are untestable
+            out[defect.slug] = History(
+                f"{defect.releases or '?'} (read from the source; not in the version matrix, "
+                f"which runs on the CPU)", f"not fixed (read from the source of {PINNED})", [],
+                f"nightly: not run on {defect.seen_on}", device_specs(defect), defect.seen_on)
+            continue
         if PINNED not in having:
             raise BugsError(f"the matrix shows no known failure of {defect.slug} on {PINNED}: "
                             "re-run nox -s upstream, or remove the defect")
@@ -180,6 +190,14 @@ def histories(matrix: Matrix, entries: list[Entry]) -> dict[str, History]:
     return out
 
 
+def device_specs(defect: Defect) -> list[str]:
+    """The manifest's spec ids that a device-only defect names (its prefixes hold torchrl)."""
+    from conformance import manifest
+
+    wanted = tuple(manifest.spec_id(p, "torchrl") for p in defect.prefixes)
+    return sorted(s for s in manifest.spec_ids() if s.startswith(wanted))
+
+
 def unexplained(matrix: Matrix, entries: list[Entry]) -> list[str]:
     """Known failures of the pinned release that no defect explains."""
     owner = entry_defects(entries)
@@ -194,18 +212,37 @@ def unexplained(matrix: Matrix, entries: list[Entry]) -> list[str]:
 def _upstream(defect: Defect) -> str:
     if defect.upstream != NOT_REPORTED:
         return f"reported: {defect.upstream}"
-    return f"{NOT_REPORTED} (the expectations link the related {defect.related})"
+    if defect.threads:
+        return (f"{NOT_REPORTED}: no thread reports this defect; the search ([{SEARCH_LOG}]"
+                f"({SEARCH_LOG})) found the related threads below")
+    return (f"{NOT_REPORTED}: the search ([{SEARCH_LOG}]({SEARCH_LOG})) found no thread (the "
+            f"expectations link {defect.related})")
 
 
 def block_status(defect: Defect, history: History) -> list[str]:
-    return [f"- **Releases that have it** (known failures in the matrix): {history.releases}",
-            f"- **Fixed in**: {history.fixed_in}",
-            *[f"- **Source {o.split(': ', 1)[0]}**: {o.split(': ', 1)[1]}" for o in history.others],
-            f"- **{history.nightly.split(':')[0].capitalize()}**: {history.nightly.split(': ', 1)[1]}",
-            f"- **Upstream**: {_upstream(defect)}"]
+    where = " (known failures in the matrix)" if history.seen_on == "cpu" else ""
+    lines = [f"- **Releases that have it**{where}: {history.releases}",
+             f"- **Fixed in**: {history.fixed_in}",
+             *[f"- **Source {o.split(': ', 1)[0]}**: {o.split(': ', 1)[1]}"
+               for o in history.others],
+             f"- **{history.nightly.split(':')[0].capitalize()}**: "
+             f"{history.nightly.split(': ', 1)[1]}",
+             f"- **Classification**: {KINDS[defect.kind]}",
+             f"- **Repository**: {defect.repository} (the code to change is there)",
+             f"- **Upstream**: {_upstream(defect)}"]
+    lines += [f"  - {t.url}: {t.note}" for t in defect.threads]
+    if defect.documentation:
+        lines.append(f"- **Documentation**: {defect.documentation}")
+    return lines
 
 
 def block_specs(history: History) -> list[str]:
+    if history.seen_on != "cpu":
+        return [f"{len(history.specs)} spec(s) of [torchrl-conformance](../../README.md) check it "
+                f"on a {history.seen_on} run (on the CPU, where TorchRL's trees report no device, "
+                "they pass; no expectation entry lists the failure: expectations are not per "
+                "device):", "",
+                *[f"- `{test}`" for test in history.specs]]
     return [f"{len(history.specs)} known failure(s) of torchrl {PINNED} in "
             "[torchrl-conformance](../../README.md):", "",
             *[f"- `{test}`" for test in history.specs]]
@@ -226,15 +263,24 @@ def block_reproducer(defect: Defect, bugs_dir: Path) -> list[str]:
 
 
 def block_index(histories_: dict[str, History]) -> list[str]:
-    lines = ["| defect | area | releases that have it | fixed in | upstream | "
-             f"known failures of {PINNED} it explains |", "|---|---|---|---|---|---|"]
+    lines = ["| defect | area | kind | repository | releases that have it | fixed in | upstream | "
+             f"known failures of {PINNED} it explains |", "|---|---|---|---|---|---|---|---|"]
     for d in DEFECTS:
         h = histories_[d.slug]
-        up = "not reported" if d.upstream == NOT_REPORTED else f"[reported]({d.upstream})"
+        up = ("not reported" if d.upstream == NOT_REPORTED else f"[reported]({d.upstream})")
+        if d.upstream == NOT_REPORTED and d.threads:
+            up += f" ({len(d.threads)} related)"
+        count = (str(len(h.specs)) if d.seen_on == "cpu" else
+                 f"0 on the CPU ({len(h.specs)} specs on {d.seen_on})")
         lines.append(f"| [{d.slug}]({d.slug}.md) ([reproducer]({d.slug}.py)): {d.summary} | "
-                     f"{d.area} | {h.releases} | {h.fixed_in} | {up} | {len(h.specs)} |")
-    total = sum(len(h.specs) for h in histories_.values())
-    return [*lines, f"| **all** | | | | | **{total}** |"]
+                     f"{d.area} | {KINDS[d.kind]} | {d.repository} | {h.releases} | "
+                     f"{h.fixed_in} | {up} | {count} |")
+    total = sum(len(histories_[d.slug].specs) for d in DEFECTS if d.seen_on == "cpu")
+    kinds = ", ".join(f"{sum(d.kind == k for d in DEFECTS)} {KINDS[k]}" for k in KINDS)
+    reported = sum(d.upstream != NOT_REPORTED for d in DEFECTS)
+    return [*lines, f"| **all** | | | | | | | **{total}** |", "",
+            f"{len(DEFECTS)} entries: {kinds}; {reported} reported upstream before this "
+            f"record, {len(DEFECTS) - reported} not (the search: [{SEARCH_LOG}]({SEARCH_LOG}))."]
 
 
 MARK = re.compile(r"<!-- generated: (?P<name>[\w-]+) -->\n(?P<body>.*?)<!-- end generated: "
