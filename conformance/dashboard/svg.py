@@ -32,7 +32,7 @@ def heatmap(rows: list[str], row_titles: dict[str, str], columns: list[dict],
     """Areas down, sources across: each cell the specs passing of those run, its colour the
     share that passes, a thick border where a result was unexpected. ``counts[(area, label)]``
     is (passing, total, unexpected)."""
-    left, cell_h = 250, 17
+    left, cell_h = 250, 16
     # room above the cells for the longest vertical column label (about 6 px a character): a
     # label stays inside its column, never under the next group's line or past the edge
     top = 24 + int(6.2 * max((len(c["short"]) for c in columns), default=6))
@@ -95,7 +95,7 @@ def _day_number(day: str) -> int:
 
 
 def timeline(series: list[tuple[str, str | None]], lines: dict[str, list[float | None]],
-             flips: list[dict], titles: dict[str, str], width: int = 1360, height: int = 250,
+             flips: list[dict], titles: dict[str, str], width: int = 1360, height: int = 240,
              suites: list[int] | None = None) -> str:
     """Passes per area (share of the area's specs, %) over the sources: releases at even steps
     by version, then nightlies to scale by date; a dashed mark with its label on each flip.
@@ -195,14 +195,14 @@ def timeline(series: list[tuple[str, str | None]], lines: dict[str, list[float |
                 out.append(f"<circle cx='{xs[i]:.1f}' cy='{y(s):.1f}' r='2.4' fill='{colour}'>"
                            f"<title>{escape(series[i][0])} · {escape(titles.get(area, area))}: "
                            f"{s:.0f}% pass</title></circle>")
-        ly = top + 14 * n + 6
+        ly = top + 12 * n + 4  # 12 px a line: the legend fits the plot's height
         out.append(f"<line x1='{left + plot_w + 10}' x2='{left + plot_w + 34}' y1='{ly}' y2='{ly}' "
                    f"stroke='{colour}' stroke-width='2' stroke-dasharray='{dash}'/>"
                    f"<text x='{left + plot_w + 38}' y='{ly + 4}' class='legend'>"
                    f"{escape(titles.get(area, area))}</text>")
-    ly = top + 14 * len(lines) + 10
+    ly = top + 12 * len(lines) + 6
     out.append(f"<text x='{left + plot_w + 10}' y='{ly + 4}' class='legend'>+N/-N: a flip, N specs</text>"
-               f"<text x='{left + plot_w + 10}' y='{ly + 18}' class='legend'>grey bar: another "
+               f"<text x='{left + plot_w + 10}' y='{ly + 16}' class='legend'>grey bar: another "
                "suite from there</text>")
     out.append("</svg>")
     return "".join(out)

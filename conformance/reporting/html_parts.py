@@ -100,18 +100,25 @@ def defects(rows: list[dict]) -> str:
             found[key] = found.get(key, 0) + 1
     if not found:
         return ""
+    kinds = getattr(catalogue, "KINDS", {}) if by_slug else {}
     body = []
     for (column, slug), n in sorted(found.items()):
         d = by_slug.get(slug)
         thread = getattr(d, "upstream", None)
         threads = [u for u in (thread, getattr(d, "related", None)) if u]
+        # the prior threads the search found, each with what it says
+        threads += [t.url for t in getattr(d, "threads", ()) if t.url not in threads]
+        kind = getattr(d, "kind", "")
         body.append(
             f"<tr id='defect={text(slug)}'><td><code>{text(slug)}</code></td><td>{text(column)}"
-            f"</td><td>{text(getattr(d, 'area', ''))}</td><td>{text(getattr(d, 'summary', ''))}"
+            f"</td><td>{text(getattr(d, 'area', ''))}</td>"
+            f"<td>{text(kinds.get(kind, kind))}<br>{text(getattr(d, 'repository', ''))}</td>"
+            f"<td>{text(getattr(d, 'summary', ''))}"
             f"</td><td>{'<br>'.join(link(u, url_label(u)) for u in threads)}</td>"
             f"<td><code>python -m conformance.upstream.bugs --reproduce {text(slug)}</code></td>"
             f"<td>{n}</td></tr>")
     return ("<h2 id='defects'>TorchRL's known defects and their reproducers</h2><table><thead>"
-            "<tr><th>defect</th><th>column</th><th>area</th><th>what</th><th>upstream</th>"
+            "<tr><th>defect</th><th>column</th><th>area</th><th>kind, filed at</th><th>what</th>"
+            "<th>upstream threads</th>"
             "<th>reproduce</th><th>specs</th></tr></thead><tbody>" + "".join(body)
             + "</tbody></table>")
