@@ -95,7 +95,7 @@ def judge(paths: list[Path], since: float, returncode: int) -> tuple[int, str]:
         return (returncode or 1), f"NOT CONFORMANT: {unexpected} unexpected result(s){what} ({path})"
     if returncode != 0:
         return returncode, f"NO VERDICT: pytest exited with code {returncode} ({path})"
-    return 0, f"conformant to expectations: {len(rows)} rows ({path})"
+    return 0, f"conformant to expectations: no unexpected result ({len(rows)} rows, {path})"
 
 
 def run(command: list[str], results: Path, env: dict | None = None, cwd=None,

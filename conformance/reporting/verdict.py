@@ -103,6 +103,31 @@ def _defects(rows: list[dict]) -> dict[str, set[str]]:
     return found
 
 
+#: how the user's verdict names each kind of catalogue entry, in this order (a documented
+#: limitation or a feature gap is not a bug of TorchRL's code, and the reader should see that)
+KIND_WORDS = (("defect", "in TorchRL's code"), ("elsewhere", "in {repository}'s code"),
+              ("documented-limitation", "documented limitation(s)"),
+              ("feature-gap", "feature gap(s)"))
+
+
+def _kinds(defects: dict[str, set[str]]) -> str:
+    """'24 in TorchRL's code, 4 in pytorch/tensordict's code, 2 documented limitation(s)...'
+    from the catalogue's ``kind`` and ``repository`` fields; empty without a catalogue."""
+    catalogue = _catalogue()
+    order = [kind for kind, _ in KIND_WORDS]
+    counts: dict[tuple[int, str], int] = {}
+    for slug in defects:
+        entry = catalogue.get(slug)
+        if entry is None:
+            continue
+        kind = getattr(entry, "kind", "defect")
+        words = dict(KIND_WORDS).get(kind, kind)
+        words = words.format(repository=getattr(entry, "repository", "?"))
+        key = (order.index(kind) if kind in order else len(order), words)
+        counts[key] = counts.get(key, 0) + 1
+    return ", ".join(f"{counts[key]} {key[1]}" for key in sorted(counts))
+
+
 def user_verdict(rows: list[dict]) -> str:
     """Per TorchRL column, its known defects; then whether the reference passes every spec."""
     parts = []
@@ -118,6 +143,9 @@ def user_verdict(rows: list[dict]) -> str:
             across = (f"the {FIVE[len(areas)]} areas" if len(areas) == len(ORDER)
                       else f"{len(areas)} of the five areas")
             text = f"{column}: {len(defects)} known defect(s) across {across}"
+            kinds = _kinds(defects)
+            if kinds:
+                text += f" ({kinds})"
             uncatalogued = sum(1 for r in known if not r.get("defect"))
             if uncatalogued:
                 text += f" (and {uncatalogued} known failure(s) of no catalogued defect)"
