@@ -8,7 +8,7 @@ import itertools
 import statistics
 from pathlib import Path
 
-from benchtools import floors, groups
+from benchtools import floors, groups, turns
 from benchtools.registry import BASELINE, threads
 from benchtools.repeatability import compare
 from benchtools.results import Run
@@ -208,6 +208,11 @@ def write(run: Run, path: Path, *, command: str, seconds: float | None, skips: d
         "", machine_swing(points),
         "", "## Ratios", "", *ratio_table(points, impls, device),
         "", "## Targets (measured in this run, not asserted)", "",
+        f"A target is met when its median is. A paired ratio (two points measured in turns, "
+        f"at least {turns.MIN_PAIRS} cycles) gives its spread: its lowest and highest pair "
+        "(for a maximum over points, those of the point that gives it); where the goal lies "
+        "within the spread, some pairs meet it and some do not, and the line says so. A ratio "
+        "of points timed apart is marked unpaired.", "",
     ]
     for area, targets in itertools.groupby(groups.targets(), key=lambda pair: pair[0]):
         lines += [f"**{AREAS[area]}**", ""]
