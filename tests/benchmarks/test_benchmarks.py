@@ -153,7 +153,7 @@ def test_report_ratios_and_targets_from_a_pytest_benchmark_json(tmp_path):
         "- PER extend over the max slot, torchrl: time(1e6) / time(1e3) = **20** "
         "(target <= 2: NOT met)"]
     assert TARGETS[1].lines(points, impls) == [
-        "- PER sample_256, reference / torchrl C++ trees (max over capacities 4e3 .. 1e6): "
+        "- PER sample_256, reference / torchrl C++ trees (max over capacities 4e3 .. 1e7): "
         "not measured (target <= 1.0)"]
 
 
