@@ -243,3 +243,13 @@ def test_a_tracked_ratio_is_timed_in_turns_at_a_point():
     assert over.track_ratio("reference", "cpu", "float32", 100) > 1  # the mode costs > one tanh
     numerator, denominator = over.pair
     assert len(numerator.cycles) == len(denominator.cycles) >= 3
+
+
+def test_the_report_names_the_machines_load_when_the_results_have_it():
+    from benchtools.report import _load_note
+
+    note = _load_note({"load": {"start": [7.25, 7.33, 6.54], "end": [8.0, 7.5, 6.9]}})
+    assert note == (" Load average (1 / 5 / 15 min): 7.25 / 7.33 / 6.54 at the start, "
+                    "8 / 7.5 / 6.9 at the end: the machine was shared, which is why only "
+                    "paired ratios are quoted.")
+    assert _load_note({}) == ""  # results from before the load was recorded
