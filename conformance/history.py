@@ -5,11 +5,14 @@ complete run, so the dashboard can draw passes per area over time and mark where
 
     reports/history/<label>@<UTC start, YYYYMMDDTHHMMSSZ>.json
 
-A record holds the runner's metadata (argument, pairing, base torch, C++ trees, times, verdict),
-the suite commit that ran it, and every cell as ``nodeid -> outcome`` with the first line of
-its message when it is not a pass. Only a **complete** run is recorded: a partial run (narrowed
-or stopped early), a source that was never resolved, installed or imported (any cell "not
-tested"), or a run whose results cannot be read is refused with a one-line reason, so that the
+A record holds what the run tested (its results document's source: kind, version, commit, day),
+the runner's metadata (argument, pairing, base torch, C++ trees, times, verdict), the suite
+commit that ran it, and every cell as ``nodeid -> outcome`` with the first line of its message
+when it is not a pass and, for a known failure, the catalogued defect it shows. Schema 2; a
+record of schema 1 (no version, commit, day or defect) is read through ``upgrade``.
+
+Only a **complete** run is recorded: a partial run (narrowed or stopped early), a source that
+was never resolved, installed or imported (any cell "not tested"), or a run whose results cannot be read is refused with a one-line reason, so that the
 timeline never shows a flip that is only a missing column. A record is never overwritten: the
 same run recorded twice is the same file (same label, same start), and a different file with
 that name is an error.
@@ -26,10 +29,12 @@ import sys
 import time
 from pathlib import Path
 
-from conformance import outcomes, paths
+from conformance import outcomes, paths, record as shape
 from conformance.files import atomic_write
 
-SCHEMA = 1
+SCHEMA = 2
+#: the record schemas ``load`` reads (older ones upgraded)
+READS = (1, 2)
 KIND = "conformance-history-run"
 FOLDER = paths.REPORTS / "history"
 #: the longest message kept per cell: the history is for timelines and diffs, not for debugging
@@ -55,7 +60,7 @@ def _stamp(started: float) -> str:
 
 def incomplete(document: dict, label: str) -> str | None:
     """Why this results document is not a complete run of one source, or None."""
-    if label.startswith("unresolved-"):
+    if (document.get("source") or {}).get("kind") == "unresolved":
         return "the source was never resolved"
     if document.get("partial"):
         return f"a partial run ({document['partial']})"
@@ -81,16 +86,23 @@ def make_record(document: dict, label: str, source: dict | None, commit: str | N
             cell["m"] = row["message"].splitlines()[0][:MESSAGE_CHARS]
         if row.get("expected") is not True:
             cell["u"] = 1  # unexpected against the expectations the run used
+        if row.get("defect"):
+            cell["d"] = row["defect"]  # the catalogued defect a known failure shows
         cells[row["nodeid"]] = cell
     source = dict(source or {})
+    described = document.get("source") or {}
     return {
         "schema": SCHEMA, "kind": KIND, "label": label,
         "started": document["started"], "finished": document["finished"],
         "suite_commit": commit or None, "recorded_by": recorded_by, "python": document.get("python"),
         "stack": document.get("stack"), "exitstatus": document.get("exitstatus"),
-        "source": {key: source.get(key) for key in (
-            "argument", "kind", "torch", "tensordict", "pairing", "trees", "trees_problem",
-            "install_s", "trees_s", "tests_s", "total_s", "status", "outcomes")},
+        "suite": document.get("suite"), "manifest_digest": document.get("manifest_digest"),
+        # what was tested, as the results document describes it; then the runner's metadata
+        "source": {**{key: described.get(key) for key in shape.SOURCE_FIELDS},
+                   **{key: source.get(key) for key in (
+                       "torch", "tensordict", "pairing", "trees", "trees_problem", "install_s",
+                       "trees_s", "tests_s", "total_s", "status", "verdict", "outcomes")},
+                   "argument": described.get("argument") or source.get("argument")},
         "cells": cells,
     }
 
@@ -121,11 +133,16 @@ def record(results: Path, source: dict | None = None, folder: Path | None = None
             old = json.loads(path.read_text(encoding="utf-8"))
         except ValueError:
             old = None
-        if not old or old.get("cells") != entry["cells"] or old.get("started") != entry["started"]:
+        if not old or _outcomes(old) != _outcomes(entry) or old.get("started") != entry["started"]:
             raise HistoryError(f"{path} exists with another run: the history is append-only")
         return path  # the same run recorded again: nothing to add
     atomic_write(path, json.dumps(entry, indent=0, sort_keys=True) + "\n")
     return path
+
+
+def _outcomes(entry: dict) -> dict:
+    """A record's cells without what a later schema added (a schema-1 record has no defect)."""
+    return {k: {f: v for f, v in c.items() if f != "d"} for k, c in (entry.get("cells") or {}).items()}
 
 
 def record_quietly(results: Path, source: dict | None, folder: Path | None, log=print) -> None:
@@ -136,6 +153,22 @@ def record_quietly(results: Path, source: dict | None, folder: Path | None, log=
         log(f"history: {exc}")
         return
     log(f"history: recorded {paths.shown(path)}")
+
+
+def upgrade(entry: dict) -> dict:
+    """A record of schema 1 as schema 2: the source's version and a nightly's day, which schema 1
+    did not record, from its label (only here); no commit, no defect (not recorded)."""
+    if entry.get("schema") != 1:
+        return entry
+    from conformance.reporting.results_file import upgrade as upgrade_document
+
+    source = dict(entry.get("source") or {})
+    described = upgrade_document({"schema": 1, "rows": [], "stack": entry.get("stack") or {},
+                                  "implementations": {"torchrl": entry["label"]}})["source"]
+    for key in shape.SOURCE_FIELDS:
+        if source.get(key) is None:
+            source[key] = described[key]
+    return {**entry, "schema": SCHEMA, "source": source, "suite": None, "manifest_digest": None}
 
 
 def load(folder: Path | None = None, skipped: list[str] | None = None) -> list[dict]:
@@ -149,12 +182,14 @@ def load(folder: Path | None = None, skipped: list[str] | None = None) -> list[d
             if skipped is not None:
                 skipped.append(f"{path.name}: unreadable ({exc})")
             continue
-        if (isinstance(entry, dict) and entry.get("kind") == KIND and entry.get("schema") == SCHEMA
+        if (isinstance(entry, dict) and entry.get("kind") == KIND and entry.get("schema") in READS
                 and isinstance(entry.get("cells"), dict) and isinstance(entry.get("started"), (int, float))):
+            entry = upgrade(entry)
             entry["file"] = path.name
             found.append(entry)
         elif skipped is not None:
-            skipped.append(f"{path.name}: not a history record of schema {SCHEMA}")
+            skipped.append(f"{path.name}: not a history record of schema "
+                           f"{' or '.join(map(str, READS))}")
     return sorted(found, key=lambda e: (e["started"], e["label"]))
 
 

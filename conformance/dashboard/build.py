@@ -25,7 +25,6 @@ from conformance.dashboard.data import (
     area_of,
     area_order,
     load_sources,
-    nightly_day,
     run_time,
     spec_key,
 )
@@ -44,9 +43,8 @@ def area_title(area: str) -> str:
 
 
 def _short(source: Source) -> str:
-    day = nightly_day(source.label)
-    if day:
-        return day[5:]
+    if source.kind == "nightly" and source.day:  # a nightly is shown by its build day
+        return source.day[5:]
     return source.label.replace("+git.", "+").replace("+checkout", "+co")
 
 
@@ -64,7 +62,7 @@ def heat_columns(sources: list[Source], found: list[dict]) -> list[Source]:
     keep = {f[side] for f in found for side in ("at", "after")}
     week: dict[tuple, Source] = {}
     for source in nightlies:
-        day = nightly_day(source.label)
+        day = source.day
         week[datetime.date.fromisoformat(day).isocalendar()[:2]] = source
     keep |= {s.label for s in week.values()}
     if nightlies:
@@ -87,7 +85,7 @@ def _payload(sources: list[Source], title: str) -> dict:
             notes[index[key]] = messages.setdefault(text, len(messages))
         columns.append({
             "label": source.label, "kind": source.kind, "origin": source.origin,
-            "day": nightly_day(source.label), "run": run_time(source.started),
+            "day": source.day, "run": run_time(source.started),
             "verdict": source.verdict, "status": source.status, "cells": "".join(codes),
             "unexpected": sorted(index[k] for k in source.unexpected if k in index),
             "messages": notes,
@@ -122,7 +120,7 @@ def _heatmap(sources: list[Source], found: list[dict] | None = None) -> str:
 
 def _timeline(sources: list[Source], found: list[dict]) -> str:
     shown = flips.series(sources, "release") + flips.series(sources, "nightly")
-    series = [(s.label, nightly_day(s.label)) for s in shown]
+    series = [(s.label, s.day if s.kind == "nightly" else None) for s in shown]
     groups = sorted({area_of(k).removesuffix("_family") for s in shown for k in s.cells},
                     key=area_order)
     lines = {}
@@ -167,7 +165,7 @@ def _verdict(sources: list[Source], found: list[dict]) -> tuple[str, str]:
         history = [s for s in nightlies if s.origin == "history"]
         extra.append(f"history: {len(nightlies)} nightlies from {escape(nightlies[0].label)} to "
                      f"{escape(newest.label)} ({len(history)} from reports/history), "
-                     f"{sum(1 for f in found if nightly_day(f['at']))} flip(s) between nightlies")
+                     f"{sum(1 for f in found if f['series'] == 'nightly')} flip(s) between nightlies")
     return css, head + ("<br><span class='sub'>" + " · ".join(extra) + "</span>" if extra else "")
 
 
@@ -210,12 +208,13 @@ def _flip_table(found: list[dict]) -> str:
 
 
 def _known_failures(sources: list[Source], bugs_dir: Path) -> str:
-    """Each upstream link of the expectations, with its reproducer (when one shows it)."""
-    from conformance.upstream import bugs
+    """Each upstream link of the expectations, with its reproducer (when one shows it): the
+    defect a known failure of the pinned release shows, a field of its row."""
+    from conformance.defects import PINNED
 
     groups: dict[str, dict] = {}
     for source in sources:
-        for key, (reason, link, nodeid, message) in source.meta.get("known", {}).items():
+        for key, (reason, link, _nodeid, defect) in source.meta.get("known", {}).items():
             group = groups.setdefault(link, {"reasons": Counter(), "specs": set(), "columns": [],
                                              "areas": set(), "reproducers": set()})
             group["reasons"][reason] += 1
@@ -223,10 +222,8 @@ def _known_failures(sources: list[Source], bugs_dir: Path) -> str:
             group["areas"].add(area_of(key))
             if source.label not in group["columns"]:
                 group["columns"].append(source.label)
-            if source.label == bugs.PINNED:
-                name = bugs.reproducer_for(nodeid, message)
-                if name:
-                    group["reproducers"].add(name)
+            if source.label == PINNED and defect:
+                group["reproducers"].add(f"{defect}.py")
     items = []
     for link, group in sorted(groups.items(), key=lambda kv: (min(area_order(a) for a in kv[1]["areas"]), kv[0])):
         reason = group["reasons"].most_common(1)[0][0]
@@ -294,7 +291,7 @@ def upstream_page(reports: Path, history_dir: Path, bisect_dir: Path, out: Path)
     payload["flips"] = found
     _write_data(out, "upstream", payload)
     css, verdict = _verdict(sources, found)
-    nightly_flips = [f for f in found if nightly_day(f["at"])]
+    nightly_flips = [f for f in found if f["series"] == "nightly"]
     left_out = ("<p class='sub'><strong>History files left out:</strong> "
                 + escape("; ".join(skipped)) + "</p>") if skipped else ""
     body = (f"<div id='verdict' class='verdict {css}'>{verdict}</div>{left_out}"

@@ -1,12 +1,15 @@
 """What the dashboard shows, read from the results files: sources (columns) x specs, and flips.
 
-A *source* is one column: a release, a nightly, a commit or a checkout. The upstream matrix's
+A *source* is one column: a release, a nightly, a commit or a checkout, as its results document
+describes it (``conformance.record``: kind, version, commit, day). The upstream matrix's
 per-source results (``reports/upstream/*.json``) give the current columns with their messages;
 the history store (``reports/history/``, ``conformance.history``) adds every other complete run
 of a label the matrix no longer holds (the backfilled nightlies). Each source's verdict is read
 from its rows (every cell expected and none "not tested"), never from a stored status line.
 
 Cells are coded one character per spec so that a year of nightlies stays small in the page.
+Nothing here reads a label or a message for what a field says: the kind, the day and the
+version are the document's, a known failure's reason, link and defect its row's.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conformance import outcomes
+from conformance import outcomes, record
 from conformance.areas import NUMBER
 
 #: one character per outcome in the page's data; ABSENT: the spec did not exist in that source
@@ -27,9 +30,6 @@ CODE = {
     outcomes.SKIPPED: "s", outcomes.NOT_TESTED: "T",
 }
 ABSENT = "."
-KNOWN = re.compile(r"\[known failure: (?P<reason>.*) \((?P<link>https?://[^()\s]+)\)\]\s*$", re.S)
-NIGHTLY = re.compile(r"^nightly-(\d{4})\.(\d{1,2})\.(\d{1,2})$")
-RELEASE = re.compile(r"^\d+\.\d+\.\d+$")
 
 
 def spec_key(nodeid: str) -> str:
@@ -53,39 +53,6 @@ def area_order(area: str) -> tuple:
     return (NUMBER.get(base, 99), area.endswith("_family"), area)
 
 
-def kind_of(label: str) -> str:
-    if NIGHTLY.match(label):
-        return "nightly"
-    if "+git." in label:
-        return "commit"
-    if "+checkout" in label:
-        return "checkout"
-    if RELEASE.match(label):
-        return "release"
-    return "other"
-
-
-def nightly_day(label: str) -> str | None:
-    match = NIGHTLY.match(label)
-    if not match:
-        return None
-    year, month, day = (int(g) for g in match.groups())
-    return f"{year:04d}-{month:02d}-{day:02d}"
-
-
-def version_key(label: str) -> tuple:
-    match = re.match(r"(\d+(?:\.\d+)*)(.*)$", label)
-    if not match:
-        return (1, (), label)
-    return (0, tuple(int(p) for p in match.group(1).split(".")), match.group(2))
-
-
-def source_order(label: str) -> tuple:
-    """Releases (and commits/checkouts of a version) by version, then nightlies by date."""
-    day = nightly_day(label)
-    return (1, day, "") if day else (0, version_key(label), label)
-
-
 @dataclass
 class Source:
     label: str
@@ -97,6 +64,15 @@ class Source:
     origin: str  # "matrix" (reports/upstream) or "history" (reports/history)
     status: str = ""  # the runner's own verdict line, shown beside ours
     meta: dict = field(default_factory=dict)
+    #: what the document says it tested (``conformance.record``): a nightly's build day
+    #: (YYYY-MM-DD; a commit's committer day), its version and commit where known
+    day: str | None = None
+    version: str | None = None
+    commit: str | None = None
+
+    @property
+    def order(self) -> tuple:
+        return record.order_key(self.kind, self.version, self.day, self.label)
 
     @property
     def verdict(self) -> str:
@@ -116,8 +92,9 @@ def from_results(path: Path) -> Source:
     """A source from one per-source results file of the upstream matrix (and its record)."""
     from conformance.reporting.results_file import read
 
-    doc = read(Path(path))  # checked against schema 1: a foreign file is one line, not a traceback
+    doc = read(Path(path))  # checked (any schema, as schema 2): a foreign file is one line
     label = Path(path).stem
+    described = doc["source"]
     cells, unexpected, messages, known = {}, set(), {}, {}
     for row in doc["rows"]:
         key = spec_key(row["nodeid"])
@@ -126,16 +103,16 @@ def from_results(path: Path) -> Source:
             unexpected.add(key)
         if row["outcome"] != outcomes.PASS and row.get("message"):
             messages[key] = _first_line(row["message"])
-            found = KNOWN.search(row["message"])
-            if found and row["outcome"] == outcomes.KNOWN_FAILURE:
-                known[key] = (found["reason"], found["link"], row["nodeid"], row["message"])
+        if row["outcome"] == outcomes.KNOWN_FAILURE and row.get("link"):
+            known[key] = (row["reason"], row["link"], row["nodeid"], row.get("defect"))
     record = Path(path).parent / "sources" / Path(path).name
     meta = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else {}
     if doc.get("partial"):
         meta["partial"] = doc["partial"]
     meta["known"] = known
-    return Source(label, kind_of(label), cells, unexpected, messages, doc.get("started"),
-                  "matrix", meta.get("status", ""), meta)
+    return Source(label, described["kind"], cells, unexpected, messages, doc.get("started"),
+                  "matrix", meta.get("status", ""), meta, described.get("date"),
+                  described.get("version"), described.get("commit"))
 
 
 def from_history(entry: dict) -> Source:
@@ -148,9 +125,10 @@ def from_history(entry: dict) -> Source:
         if cell.get("m"):
             messages[key] = cell["m"]
     source = entry.get("source") or {}
-    return Source(entry["label"], kind_of(entry["label"]), cells, unexpected, messages,
+    return Source(entry["label"], source.get("kind") or "installed", cells, unexpected, messages,
                   entry.get("started"), "history", source.get("status") or "",
-                  {**source, "suite_commit": entry.get("suite_commit"), "file": entry.get("file")})
+                  {**source, "suite_commit": entry.get("suite_commit"), "file": entry.get("file")},
+                  source.get("date"), source.get("version"), source.get("commit"))
 
 
 def load_sources(upstream_dir: Path, history_dir: Path, skipped: list[str] | None = None) -> list[Source]:
@@ -167,7 +145,7 @@ def load_sources(upstream_dir: Path, history_dir: Path, skipped: list[str] | Non
     for entry in history.load(history_dir, skipped):  # oldest first: the newest run of a label wins
         if entry["label"] not in sources or sources[entry["label"]].origin == "history":
             sources[entry["label"]] = from_history(entry)
-    return sorted(sources.values(), key=lambda s: source_order(s.label))
+    return sorted(sources.values(), key=lambda s: s.order)
 
 
 def run_time(started: float | None) -> str:

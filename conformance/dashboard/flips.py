@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 
 from conformance import outcomes
-from conformance.dashboard.data import Source, area_of, nightly_day
+from conformance.dashboard.data import Source, area_of
 
 NO_BISECT = ("not bisected: no cached `nox -s bisect -- --json` answer for it "
              "(bisect needs a pytorch/rl clone, which this run had not)")
@@ -29,11 +29,11 @@ def series(sources: list[Source], kind: str) -> list[Source]:
     return [s for s in sources if s.kind == kind and s.verdict != "NOT TESTED"]
 
 
-def _days(a: str, b: str) -> int | None:
-    da, db = nightly_day(a), nightly_day(b)
-    if not (da and db):
+def _days(a: Source, b: Source) -> int | None:
+    """Days between two nightlies' builds (None: not two nightlies with their day)."""
+    if not (a.kind == b.kind == "nightly" and a.day and b.day):
         return None
-    return (datetime.date.fromisoformat(db) - datetime.date.fromisoformat(da)).days
+    return (datetime.date.fromisoformat(b.day) - datetime.date.fromisoformat(a.day)).days
 
 
 def find(ordered: list[Source], bisect_dir: Path | None = None) -> list[dict]:
@@ -47,9 +47,9 @@ def find(ordered: list[Source], bisect_dir: Path | None = None) -> list[dict]:
                 changed.append({"spec": key, "area": area_of(key), "before": a, "after": b})
         if not changed:
             continue
-        days = _days(before.label, after.label)
+        days = _days(before, after)
         flip = {
-            "at": after.label, "after": before.label, "days": days,
+            "at": after.label, "after": before.label, "days": days, "series": after.kind,
             "exact": days == 1, "specs": changed,
             "areas": sorted({c["area"] for c in changed}),
             "to_pass": sum(c["after"] == outcomes.PASS and c["before"] != outcomes.PASS for c in changed),

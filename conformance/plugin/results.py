@@ -14,6 +14,11 @@ whether it hung or crashed.
 
 A run that is interrupted, filtered (-k, -m, node ids, deselection) or stopped early is
 *partial*: the document says why, and it does not replace the full report by default.
+
+The document's shape is ``conformance.record``'s (schema 2): it describes its source, and a row
+that matched an expectation carries that entry's reason and link as fields (a known failure of
+TorchRL also the catalogued defect it shows, ``conformance.defects``); a message is the test's
+own words, nothing is formatted into it for a reader to parse back.
 """
 
 from __future__ import annotations
@@ -26,16 +31,17 @@ from pathlib import Path
 
 import pytest
 
-from conformance import __version__, device
+from conformance import __version__, device, record
 from conformance import outcomes as O
 from conformance.files import replace_all
 from conformance.interface import Untestable
 from conformance.paths import scrub
-from conformance.plugin import completeness, keys, not_applicable
+from conformance.plugin import catalogue, completeness, keys, not_applicable
+from conformance.plugin.expectations import item_impl
 from conformance.plugin.watchdog import Watchdog, crash_explanation, timed_out_message
 from conformance.versions import stack_versions
 
-SCHEMA = 1
+SCHEMA = record.SCHEMA
 DEFAULT_RESULTS = Path("reports") / "results.json"
 PARTIAL_DIR = "partial"
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
@@ -76,12 +82,11 @@ def classify(report, entry, skip_outcome: str | None, timed_out: str,
                 "message": f"{message}  [listed as a {known}, but it is not applicable: remove "
                            "the entry]"}
     if report.when == "call" and kind == "fail":
-        if report.skipped:  # strict xfail: the failure was expected
-            return {"outcome": O.KNOWN_FAILURE, "expected": True,
-                    "message": f"{message}  [{known}]".strip()}
+        if report.skipped:  # strict xfail: the failure was expected (reason, link: fields)
+            return {"outcome": O.KNOWN_FAILURE, "expected": True, "message": message}
         if report.failed and raised:  # --runxfail: the known failure, shown as it fails
             return {"outcome": O.KNOWN_FAILURE, "expected": True,
-                    "message": f"{message}  [{known}; --runxfail]".strip()}
+                    "message": f"{message}  [--runxfail]".strip()}
         if report.failed or report.passed:  # strict xfail (or --runxfail): it passed
             return {"outcome": O.UNEXPECTED_PASS, "expected": False,
                     "message": f"passed, but listed as a {known}: remove the entry"}
@@ -140,6 +145,9 @@ class OutcomeRecorder:
         entry = item.stash.get(keys.EXPECTATION, None)
         report.conformance = classify(report, entry, item.stash.get(keys.SKIP_OUTCOME, None),
                                       timed_out, raised=call.excinfo is not None)
+        if report.conformance is not None and entry is not None:
+            report.conformance.update(expectation_fields(item.nodeid, item_impl(item), entry,
+                                                         report.conformance["outcome"]))
         known = (report.conformance or {}).get("outcome") == O.KNOWN_FAILURE
         otherwise = (entry.failed_otherwise(call.excinfo.value)
                      if known and call.excinfo is not None else None)
@@ -159,6 +167,14 @@ class OutcomeRecorder:
                 del report.wasxfail
             report.conformance = {"outcome": O.ERROR, "expected": False, "message": leak,
                                   "overrides": True}
+
+
+def expectation_fields(nodeid: str, impl: str | None, entry, outcome: str) -> dict:
+    """The row fields of the expectation entry a test matched: its reason and link, and for a
+    known failure of TorchRL the catalogued defect it shows (``conformance.defects``)."""
+    defect = (catalogue.defect_slug(nodeid, impl or "", entry.reason, entry.link)
+              if outcome == O.KNOWN_FAILURE else None)
+    return {"reason": entry.reason, "link": entry.link, "defect": defect}
 
 
 def encodable(value):
@@ -203,7 +219,8 @@ def _describe(nodeid: str, selected) -> dict:
     return {"nodeid": nodeid, "area": Path(path).stem.removeprefix("test_"), "spec": spec,
             "parameters": params, "implementation": impl, "implementation_version": version,
             "device": device.label(device.current()),
-            "outcome": None, "expected": None, "message": "", "duration": 0.0, "reruns": 0}
+            "outcome": None, "expected": None, "message": "", "reason": None, "link": None,
+            "defect": None, "duration": 0.0, "reruns": 0}
 
 
 class ResultsPlugin:
@@ -260,7 +277,8 @@ class ResultsPlugin:
         verdict["message"] = encodable(verdict.get("message", ""))
         overrides = verdict.pop("overrides", False)
         if row["outcome"] in (None, O.PASS) or overrides:
-            row.update(verdict)
+            # an expectation's fields go with the verdict that matched it, never stay behind
+            row.update({name: None for name in record.ROW_EXTRA}, **verdict)
 
     def record_kill(self, nodeid: str, why: str) -> None:
         """The watchdog is about to end this (single) process: keep what was learnt."""
@@ -321,9 +339,13 @@ class ResultsPlugin:
         path = self.results_path
         if self.partial_reason and (not self.explicit_path or _complete_there(path)):
             path = path.parent / PARTIAL_DIR / path.name  # never replace the full report
+        torchrl = next((s.version for s in self.selected if s.id == "torchrl"), None)
         document = {
             "schema": SCHEMA,
             "suite": __version__,  # the suite release (CHANGELOG.md)
+            "manifest_digest": record.manifest_digest(),  # the spec ids it was judged against
+            # what was tested: the upstream runner's description, else the installed TorchRL
+            "source": record.source_from_env(torchrl, stack_versions().get("torchrl")),
             "started": self.started,
             "finished": time.time(),
             "exitstatus": int(exitstatus),

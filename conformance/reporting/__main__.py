@@ -1,6 +1,6 @@
 """python -m conformance.reporting RESULTS.json [...]: build or merge the conformance matrix.
 
-Every input is checked first (schema 1, see ``results_file``); a bad one is a one-line error
+Every input is checked first (schema 1 or 2, see ``results_file``); a bad one is a one-line error
 with exit code 2 and nothing is written. Runs are merged in the order they ran (their recorded
 start times), so a later run of a test replaces an earlier one whatever the argument order.
 """

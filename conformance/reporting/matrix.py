@@ -17,7 +17,9 @@ from packaging.version import InvalidVersion, Version
 from conformance import paths
 from conformance.areas import NUMBER
 from conformance.files import replace_all
+from conformance.defects import BUGS_FOLDER
 from conformance.outcomes import UNEXPECTED
+from conformance.reporting.results_file import upgrade
 
 SYMBOL = {
     "pass": "✅ pass",
@@ -54,6 +56,7 @@ def load_rows(paths: Iterable[Path | dict]) -> pd.DataFrame:
     frames = []
     for path in paths:
         doc = path if isinstance(path, dict) else json.loads(Path(path).read_text(encoding="utf-8"))
+        doc = upgrade(doc)  # one shape for every schema: reason, link and defect are fields
         frame = pd.DataFrame(doc["rows"])
         if "device" not in frame:  # results written before rows named their device: the CPU's
             frame["device"] = CPU
@@ -174,19 +177,20 @@ def _reruns(rows: pd.DataFrame) -> list[str]:
 
 
 def _reproducers(rows: pd.DataFrame, out_dir: Path | None) -> list[str]:
-    """TorchRL's known failures, grouped by the upstream bug reproducer that shows each one."""
-    from conformance.upstream.bugs import BUGS, reproducer_for
-
+    """TorchRL's known failures, grouped by the upstream bug reproducer that shows each one (the
+    catalogued defect is a field of the row: ``conformance.defects``)."""
+    if "defect" not in rows:
+        return []
     failing = rows[(rows["implementation"] == "torchrl") & (rows["outcome"] == "known failure")]
     by_file: dict[tuple[str, str], list[str]] = {}
     for _, r in failing.sort_values("nodeid").iterrows():
-        name = reproducer_for(r["nodeid"], r["message"] or "")
-        if name:
-            by_file.setdefault((name, r["column"]), []).append(r["nodeid"].split("::", 1)[1])
+        if isinstance(r["defect"], str) and r["defect"]:
+            by_file.setdefault((f"{r['defect']}.py", r["column"]), []).append(
+                r["nodeid"].split("::", 1)[1])
     out = []
     for (name, column), specs in sorted(by_file.items()):
         # relative in a checkout; from an installed wheel (no reports/ there), the suite's release
-        link = paths.link((BUGS / name).relative_to(paths.ROOT).as_posix(), out_dir)
+        link = paths.link(f"{BUGS_FOLDER}/{name}", out_dir)
         out.append(f"- [{name}]({link}) ({column}, {len(specs)}): " + ", ".join(f"`{s}`" for s in specs))
     return out
 
@@ -297,11 +301,20 @@ def render_html(rows: pd.DataFrame, title: str = "TorchRL conformance") -> str:
         f"<h2>Messages</h2><ul>"
         + "".join(
             f"<li><code>{html.escape(r['nodeid'])}</code> ({html.escape(r['column'])}): "
-            f"{html.escape(WORD.get(r['outcome'], r['outcome']))} {html.escape((r['message'] or '')[:500])}</li>"
+            f"{html.escape(WORD.get(r['outcome'], r['outcome']))} {html.escape((r['message'] or '')[:500])}"
+            f"{_listed(r)}</li>"
             for _, r in rows[rows["outcome"] != "pass"].iterrows()
         )
         + "</ul></body></html>"
     )
+
+
+def _listed(row) -> str:
+    """A known failure's expectation (the row's fields reason and link), for the HTML list."""
+    reason, link = row.get("reason"), row.get("link")
+    if row["outcome"] != "known failure" or not isinstance(reason, str):
+        return ""
+    return f" [listed: {html.escape(reason)} ({html.escape(str(link))})]"
 
 
 def render_reports(results: Iterable[Path | dict], out_dir: Path, stem: str = "conformance",

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from conformance import outcomes, paths
+from conformance import __version__, outcomes, paths, record
 from conformance.files import atomic_write
 
 ROOT = paths.ROOT
@@ -62,12 +62,17 @@ def _row(nodeid: str, label: str, message: str) -> dict:
         "outcome": outcomes.NOT_TESTED,
         "expected": False,
         "message": message,
+        "reason": None,
+        "link": None,
+        "defect": None,
         "duration": 0.0,
     }
 
 
-def write(results: Path, label: str, reason: str, pytest_args: list[str]) -> None:
-    """Write ``results`` for a source that was not tested, one row per test it would have had."""
+def write(results: Path, label: str, reason: str, pytest_args: list[str],
+          source: dict | None = None) -> None:
+    """Write ``results`` for a source that was not tested, one row per test it would have had;
+    ``source``: its description (``conformance.record``), None for one never resolved."""
     started = time.time()
     message = f"NOT TESTED: {reason}"
     ids = collect_ids(pytest_args)
@@ -75,7 +80,11 @@ def write(results: Path, label: str, reason: str, pytest_args: list[str]) -> Non
         # collection itself failed: one row still carries the column and the reason
         **_row("conformance::every_spec", label, message), "area": "all"}]
     document = {
-        "schema": 1,
+        "schema": record.SCHEMA,
+        "suite": __version__,
+        "manifest_digest": record.manifest_digest(),
+        # a source never resolved is described by what was given: its kind is not known
+        "source": source or record.describe("unresolved", label, None),
         "started": started,
         "finished": time.time(),
         "exitstatus": None,

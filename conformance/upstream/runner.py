@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 
 from conformance import history, outcomes, paths
+from conformance import record as record_shape
 from conformance.cli import OneLineErrors
 from conformance.plugin.completeness import PARTIAL_EXIT, flag, rows_reason
 from conformance.reporting.results_file import ResultsFileError
@@ -54,6 +55,7 @@ from conformance.upstream.environment import (  # noqa: F401
 from conformance.upstream.git_source import materialize_git
 from conformance.upstream.sources import Source, SourceError, parse, shown
 from conformance.upstream.text import safe
+from conformance.verdict import Status, Verdict
 
 ROOT = paths.ROOT
 REPORTS = paths.REPORTS
@@ -74,10 +76,15 @@ def log(message: str) -> None:
 
 
 def run_source(source: Source, label: str, python: str, path: str, expectations: list[str],
-               pytest_args: list[str], results: Path, trees_problem: str | None = None) -> int:
-    """Run the suite on one installed source; pytest's exit code."""
+               pytest_args: list[str], results: Path, trees_problem: str | None = None,
+               described: dict | None = None) -> int:
+    """Run the suite on one installed source; pytest's exit code. ``described``: what the
+    results document records of the source (``conformance.record``)."""
     env = {**os.environ, "PYTHONPATH": path, "PYTHONHASHSEED": "0",
            "TORCHRL_CONFORMANCE_VERSION_LABEL": label}
+    env.pop(record_shape.SOURCE_ENV, None)  # never a description handed down from elsewhere
+    if described is not None:
+        env[record_shape.SOURCE_ENV] = json.dumps(described)
     for name in PYTEST_ENV:
         env.pop(name, None)
     # spec paths or node ids among the pytest arguments replace the whole suite (bisect)
@@ -93,29 +100,33 @@ def run_source(source: Source, label: str, python: str, path: str, expectations:
     return subprocess.run([*args, *pytest_args], cwd=ROOT, env=env).returncode
 
 
-def verdict(rows: list[dict], returncode: int | None) -> tuple[bool, str]:
-    """(passed, text) of one source, from its rows' ``expected`` field and pytest's exit code."""
+def verdict(rows: list[dict], returncode: int | None) -> Verdict:
+    """The verdict of one source (a status and its sentence; it unpacks as ``passed, text``),
+    from its rows' ``expected`` field and pytest's exit code."""
     if returncode == PARTIAL_EXIT:  # narrowed or stopped early: no verdict, whatever the rows say
-        return False, "PARTIAL RUN: not a conformance verdict (see the pytest output above)"
+        return Verdict(Status.PARTIAL,
+                       "PARTIAL RUN: not a conformance verdict (see the pytest output above)")
     if not rows:
-        return False, "NOT TESTED: the run left no results"
+        return Verdict(Status.NOT_TESTED, "NOT TESTED: the run left no results")
     impls = sorted({str(r.get("implementation")) for r in rows})
     if impls != ["torchrl"]:  # the column is torchrl's: rows of anything else are no verdict
-        return False, (f"NOT TESTED: the rows are of {', '.join(impls)}, not of the torchrl "
-                       "under test")
+        return Verdict(Status.NOT_TESTED, f"NOT TESTED: the rows are of {', '.join(impls)}, not "
+                       "of the torchrl under test")
     missing = next((r for r in rows if r["outcome"] == outcomes.NOT_TESTED), None)
     if missing is not None:
         reason = (missing["message"] or "").splitlines()[0] if missing["message"] else ""
-        return False, reason if reason.startswith("NOT TESTED") else f"NOT TESTED: {reason}"
+        # the message of a "not tested" row may already say so (not_tested.py writes it)
+        return Verdict(Status.NOT_TESTED, reason if reason.startswith("NOT TESTED")
+                       else f"NOT TESTED: {reason}")
     short = complete_reason(rows)
     if short:  # judged from what ran, whatever the arguments, ini files or plug-ins did
-        return False, f"PARTIAL RUN: not a conformance verdict ({short})"
+        return Verdict(Status.PARTIAL, f"PARTIAL RUN: not a conformance verdict ({short})")
     unexpected = sum(1 for r in rows if r["expected"] is not True)
     if unexpected:
-        return False, f"{unexpected} unexpected result(s)"
+        return Verdict(Status.UNEXPECTED, f"{unexpected} unexpected result(s)")
     if returncode not in (0, None):
-        return False, f"pytest exited with code {returncode}"
-    return True, "conformant to expectations"
+        return Verdict(Status.PYTEST_FAILED, f"pytest exited with code {returncode}")
+    return Verdict(Status.CONFORMANT, "conformant to expectations")
 
 
 def complete_reason(rows: list[dict]) -> str | None:
@@ -229,9 +240,9 @@ def default_expectations(source: Source) -> list[str]:
     return [str(NIGHTLY_EXPECTATIONS)] if source.kind == "nightly" else []
 
 
-def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, Path, dict]:
-    """Resolve, install and run one source: (label, passed, verdict text, results file, record
-    of where its C++ trees came from and how long each step took)."""
+def check_source(argument: str, args, taken: set[str]) -> tuple[str, Verdict, Path, dict]:
+    """Resolve, install and run one source: (label, verdict, results file, record of where its
+    C++ trees came from and how long each step took)."""
     reason, source = None, None
     try:
         source = resolve(argument, args)
@@ -272,28 +283,29 @@ def check_source(argument: str, args, taken: set[str]) -> tuple[str, bool, str, 
             reason = reason or f"install failed: {exc}"
     if reason:
         results.parent.mkdir(parents=True, exist_ok=True)
-        not_tested.write(results, label, reason, args.pytest_args)
-        passed, text = verdict(_rows(results), None)
+        not_tested.write(results, label, reason, args.pytest_args,
+                         source.describe(label) if source else None)
+        judged = verdict(_rows(results), None)
         # nothing ran: never a column of the matrix. It stays beside the stored columns (it
         # never hides one that was tested, offline say), and the run writes upstream-partial.*,
         # so neither the matrix nor the bug reports take a verdict from what did not run (a
         # checkout whose torchrl does not import, run with --only-this-run, replaced both)
-        return label, passed, text, results, record
+        return label, judged, results, record
     t_tests = time.time()
     # a git ref of main is judged like a nightly (bisect and the watch compare verdicts against
     # the expectations, not raw outcomes)
     expectations = args.expectations or default_expectations(source)
     returncode = run_source(source, label, python, path, expectations, args.pytest_args,
-                            results, trees.problem if trees else None)
+                            results, trees.problem if trees else None, source.describe(label))
     record["tests_s"] = time.time() - t_tests
     rows = _rows(results)
     if not rows:  # pytest stopped before writing results (a usage error, a crash)
         not_tested.write(results, label, f"pytest exited with code {returncode} before writing "
-                         "results (see its output above)", args.pytest_args)
+                         "results (see its output above)", args.pytest_args, source.describe(label))
         rows = _rows(results)
-    passed, text = verdict(rows, returncode)
+    judged = verdict(rows, returncode)
     complete = returncode != PARTIAL_EXIT and not complete_reason(rows)
-    return label, passed, text, _promote(results, complete), record
+    return label, judged, _promote(results, complete), record
 
 
 def _promote(results: Path, complete: bool) -> Path:
@@ -331,30 +343,32 @@ def main(argv=None) -> int:
     result_files, records = [], []
     failed = 0
     taken: set[str] = set()
+    this_run: list[tuple[str, Verdict]] = []
     for number, argument in enumerate(args.sources, 1):
         t0 = time.time()
         log(f"[{number}/{len(args.sources)}] {argument}")
-        label, passed, text, results, record = check_source(argument, args, taken)
-        failed += not passed
+        label, judged, results, record = check_source(argument, args, taken)
+        text = judged.text
+        failed += not judged.passed
         summary = counts(_rows(results))
-        record.update(status=text, outcomes=summary, total_s=time.time() - t0)
+        record.update(status=text, verdict=judged.status.value, outcomes=summary,
+                      total_s=time.time() - t0)
         times = ", ".join(f"{name} {record[key]:.0f} s" for name, key in (
             ("install", "install_s"), ("C++ trees", "trees_s"), ("tests", "tests_s"))
             if record.get(key) is not None)
         log(f"    {text}: {summary} ({times + '; ' if times else ''}total {record['total_s']:.0f} s)")
         table.append((label, text, summary))
+        this_run.append((label, judged))
         if results.is_file():
             result_files.append(results)
             records.append(report.write_record(results, record))
             # complete runs only: a source whose results went to upstream/partial/ is not one
-            if (results.parent.name != PARTIAL_FOLDER
-                    and not text.startswith(("PARTIAL", "NOT TESTED"))):
+            if results.parent.name != PARTIAL_FOLDER and judged.complete:
                 history.record_quietly(results, record, args.reports_dir / "history", log)
     disk = report.disk_lines([args.work_dir, *sorted(args.work_dir.parent.glob("_upstream-base-torch*")),
                               *(Path(p).parent.parent for p in args.base.values())])
     for line in filter(None, disk):
         log(line.lstrip("- "))
-    this_run = list(table)
     # a run with any source partial or unresolved is not complete: its matrix goes beside the
     # stored one (upstream-partial.*), and neither the matrix nor the bug reports are touched
     complete_run = bool(result_files) and all(p.parent.name != PARTIAL_FOLDER
@@ -393,12 +407,12 @@ def main(argv=None) -> int:
         if complete_run:
             _refresh_bug_reports(args.reports_dir)
     log(f"total wall time {time.time() - started:.0f} s")
-    for label, text, _ in this_run:
-        if not text.startswith("conformant"):
-            print(f"torchrl {label}: {text}", file=sys.stderr)
-        if text.startswith("PARTIAL RUN"):  # for .ci/gate.sh, through nox (see completeness)
-            flag(f"torchrl {label}: {text}")
-    if any(text.startswith("PARTIAL RUN") for _, text, _ in this_run):
+    for label, judged in this_run:
+        if not judged.passed:
+            print(f"torchrl {label}: {judged.text}", file=sys.stderr)
+        if judged.status is Status.PARTIAL:  # for .ci/gate.sh, through nox (see completeness)
+            flag(f"torchrl {label}: {judged.text}")
+    if any(judged.status is Status.PARTIAL for _, judged in this_run):
         return RUNNER_PARTIAL_EXIT
     return 1 if failed else 0
 

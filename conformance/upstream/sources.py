@@ -22,6 +22,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conformance import record
 from conformance.upstream.text import safe
 
 RELEASE = re.compile(r"^\d+\.\d+\.\d+$")
@@ -61,6 +62,13 @@ def extras_for(version: str) -> list[str]:
     return extras
 
 
+def iso_day(day: str | None) -> str | None:
+    """``2026.10.27`` / ``2024.11.5`` (a nightly's and a commit's day as the pairing rules spell
+    it) -> ``2026-10-27``; None for None or anything else."""
+    match = re.fullmatch(r"(\d{4})\.(\d{1,2})\.(\d{1,2})", day or "")
+    return f"{int(match[1]):04d}-{int(match[2]):02d}-{int(match[3]):02d}" if match else None
+
+
 @dataclass
 class Source:
     argument: str
@@ -97,6 +105,14 @@ class Source:
         if self.kind == "git" and self.commit:
             return f"{version}+git.{safe(self.commit[:7])}"
         return f"{version}+{self.kind}"
+
+    def describe(self, label: str | None = None) -> dict:
+        """What a results document records of this source (``conformance.record``): its kind,
+        label (the column: ``label`` when the runner numbered it), version, commit and date."""
+        day = self.version if self.kind == "nightly" else self.date
+        return record.describe(self.kind, label or self.label,
+                               self.full_version or self.version or None, self.commit,
+                               iso_day(day), self.argument)
 
     @property
     def tensordict(self) -> str:

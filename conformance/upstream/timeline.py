@@ -1,8 +1,7 @@
 """When each known upstream bug came and went, computed from the version matrix.
 
 A known bug is an upstream link of the expectations files: every cell of the matrix that is a
-known failure carries its entry's reason and link (``[known failure: <reason> (<link>)]`` at the
-end of its message). For each link, the timeline gives the releases whose column has such a
+known failure carries its entry's reason and link (the row's fields ``reason`` and ``link``). For each link, the timeline gives the releases whose column has such a
 cell, and the first later column in which every spec that had it in its last release passes
 ("fixed in"). Failures without an entry (a run with ``--expectations none``, a regression) are
 listed per spec the same way. Columns are ordered by version (releases, then a checkout or git
@@ -14,14 +13,12 @@ ref of the same version after them).
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-KNOWN = re.compile(r"\[known failure: (?P<reason>.*) \((?P<link>https?://[^()\s]+)\)\]\s*$", re.S)
 FAILING = {"fail", "error"}
 TITLE = "### Timeline of known upstream bugs (computed from the matrix)"
 
@@ -64,9 +61,13 @@ def _test(row: dict) -> str:
 
 
 def load(paths) -> list[dict]:
+    """The rows of results files, through the versioned reader (every schema's rows have the
+    fields ``reason`` and ``link``)."""
+    from conformance.reporting.results_file import read
+
     rows = []
     for path in paths:
-        rows += json.loads(Path(path).read_text(encoding="utf-8"))["rows"]
+        rows += read(Path(path))["rows"]
     return rows
 
 
@@ -83,9 +84,8 @@ def compute(rows: list[dict]) -> tuple[list[str], list[Bug], dict[str, dict[str,
     for row in rows:
         column, test = row["implementation_version"], _test(row)
         outcome[column][test] = row["outcome"]
-        match = KNOWN.search(row.get("message") or "") if row["outcome"] == "known failure" else None
-        if match:
-            key, reason = match["link"], match["reason"]
+        if row["outcome"] == "known failure" and row.get("link"):
+            key, reason = row["link"], row["reason"]
         elif row["outcome"] in FAILING:
             key = reason = f"failure without an expectations entry: {row['area']} :: {row['spec']}"
         else:

@@ -77,7 +77,10 @@ def test_history_refuses_what_is_not_a_complete_run(tmp_path, case, why):
 
 
 def _source(label, cells):
-    return Source(label, "nightly", cells, set(), {}, None, "history")
+    """A nightly as its record describes it: kind and build day are fields, not read from the
+    label."""
+    y, m, d = (int(p) for p in label.removeprefix("nightly-").split("."))
+    return Source(label, "nightly", cells, set(), {}, None, "history", day=f"{y:04d}-{m:02d}-{d:02d}")
 
 
 def test_a_flip_sits_on_the_first_source_that_shows_it():

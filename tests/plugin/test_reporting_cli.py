@@ -33,7 +33,7 @@ BAD = {
     "list": ("[1, 2]", "a JSON list, not a results object"),
     "other": (json.dumps({"name": "x", "rows": []}), "no 'schema' field"),
     "schema99": (json.dumps({**_document(1.0, _row("pass")), "schema": 99}),
-                 "schema 99 is not supported (this version reads schema 1)"),
+                 "schema 99 is not supported (this version reads schemas 1, 2)"),
     "norows": (json.dumps(_document(1.0)), "no test results in it"),
     "badrow": (json.dumps(_document(1.0, {"nodeid": "x"})), "row 1 has no area"),
 }

@@ -23,6 +23,7 @@ from conformance.plugin.expectation_file import ExpectationsError, parse
 from conformance.plugin.results import encodable
 from conformance.reporting import destination
 from conformance.upstream import bisect, bugs, environment, passthrough, runner, sources, watch
+from conformance.verdict import Status, Verdict
 from tests.conftest import ROOT, run_suite
 
 PY = sys.executable
@@ -275,8 +276,8 @@ def test_a_partial_upstream_run_writes_beside_the_stored_column(tmp_path, monkey
         path = reports / "upstream" / runner.PARTIAL_FOLDER / "nightly-2026.10.27.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         _results(path, [_row(s) for s in SPECS if "prioritized" in s])
-        return "nightly-2026.10.27", False, "PARTIAL RUN: not a conformance verdict", path, {
-            "label": "nightly-2026.10.27"}
+        return "nightly-2026.10.27", Verdict(Status.PARTIAL, "PARTIAL RUN: not a conformance "
+                                             "verdict"), path, {"label": "nightly-2026.10.27"}
 
     refreshed = []
     monkeypatch.setattr(runner, "check_source", partial_check)
@@ -566,8 +567,9 @@ def test_a_source_that_cannot_be_installed_never_hides_a_tested_column(tmp_path,
         s.replace("[", "[reference-", 1) if "[" in s else f"{s}[reference]" for s in SPECS])
     args = runner.parse_args(["0.14.1", "--reports-dir", str(reports), "--work-dir",
                               str(tmp_path / "work")])
-    label, passed, verdict, results, _ = runner.check_source("0.14.1", args, set())
-    assert not passed and verdict.startswith("NOT TESTED: install failed"), verdict
+    label, verdict, results, _ = runner.check_source("0.14.1", args, set())
+    assert verdict.status is Status.NOT_TESTED, verdict
+    assert verdict.text.startswith("NOT TESTED: install failed"), verdict
     assert results.parent.name == runner.PARTIAL_FOLDER and stored.read_text() == text
 
 
@@ -586,8 +588,9 @@ def test_a_source_that_does_not_import_is_never_a_column(tmp_path, monkeypatch):
         s.replace("[", "[reference-", 1) if "[" in s else f"{s}[reference]" for s in SPECS])
     args = runner.parse_args(["0.14.1", "--only-this-run", "--reports-dir", str(reports),
                               "--work-dir", str(tmp_path / "work")])
-    label, passed, verdict, results, _ = runner.check_source("0.14.1", args, set())
-    assert not passed and verdict.startswith("NOT TESTED: import torchrl failed"), verdict
+    label, verdict, results, _ = runner.check_source("0.14.1", args, set())
+    assert verdict.status is Status.NOT_TESTED, verdict
+    assert verdict.text.startswith("NOT TESTED: import torchrl failed"), verdict
     assert results.parent.name == runner.PARTIAL_FOLDER
     assert not (reports / "upstream" / "0.14.1.json").exists()
 

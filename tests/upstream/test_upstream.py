@@ -12,6 +12,7 @@ from conformance import manifest
 from conformance.plugin import expectations as exp
 from conformance.upstream import draft_expectations, git_source, runner, sources
 from conformance.upstream.environment import content_key
+from conformance.verdict import Status, Verdict
 from tests.conftest import ROOT
 
 
@@ -236,13 +237,18 @@ def _complete(*last):
 
 
 def test_verdict_reads_expected_and_the_exit_code_never_outcome_names():
-    assert runner.verdict(_complete(("known failure", True)), 0) == (
-        True, "conformant to expectations")
-    assert runner.verdict(_complete(("something new", False)), 0) == (
-        False, "1 unexpected result(s)")
-    assert runner.verdict(_complete(), 4) == (False, "pytest exited with code 4")
-    assert runner.verdict([], 0) == (False, "NOT TESTED: the run left no results")
-    assert runner.verdict([_row("not tested", False)], None) == (False, "NOT TESTED: not tested: why")
+    assert runner.verdict(_complete(("known failure", True)), 0) == Verdict(
+        Status.CONFORMANT, "conformant to expectations")
+    assert runner.verdict(_complete(("something new", False)), 0) == Verdict(
+        Status.UNEXPECTED, "1 unexpected result(s)")
+    assert runner.verdict(_complete(), 4) == Verdict(Status.PYTEST_FAILED,
+                                                     "pytest exited with code 4")
+    assert runner.verdict([], 0) == Verdict(Status.NOT_TESTED, "NOT TESTED: the run left no results")
+    assert runner.verdict([_row("not tested", False)], None) == Verdict(
+        Status.NOT_TESTED, "NOT TESTED: not tested: why")
+    # the typed value is what the runner asks; it unpacks as (passed, text) too
+    assert tuple(runner.verdict(_complete(), 4)) == (False, "pytest exited with code 4")
+    assert runner.verdict(_complete(), 4).complete and not runner.verdict([], 0).complete
 
 
 def test_verdict_of_rows_short_of_the_manifest_is_partial_whatever_the_exit_code():

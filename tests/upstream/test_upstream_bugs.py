@@ -122,16 +122,31 @@ def test_every_known_failure_of_the_pinned_release_has_a_defect():
     assert explained == known
 
 
-def test_reproducer_for_a_report_row():
-    message = ("AssertionError: x\n[known failure: get_mode() returns the bound 1.0 (density 0) for "
-               "loc 0.2, scale 1 instead of 0.97302 (https://github.com/pytorch/rl/blob/"
-               "00b7c2e8f38730747f9484e7fa3b763e509cc914/torchrl/modules/distributions/"
-               "continuous.py#L499-L528)]")
+def test_the_defect_of_a_known_failure_is_read_from_its_fields():
+    """A row of TorchRL's known failure carries its expectation's reason and link as fields; the
+    catalogue names the defect they show (the plug-in writes it into the row as ``defect``)."""
+    from conformance.plugin import catalogue
+
+    reason = ("get_mode() returns the bound 1.0 (density 0) for loc 0.2, scale 1 instead of "
+              "0.97302")
+    link = ("https://github.com/pytorch/rl/blob/00b7c2e8f38730747f9484e7fa3b763e509cc914/torchrl/"
+            "modules/distributions/continuous.py#L499-L528")
     nodeid = "conformance/test_tanh_normal_mode.py::test_seed_example[torchrl-float32]"
-    assert bugs.reproducer_for(nodeid, message) == "tanh-normal-get-mode-on-the-bound.py"
-    # the same spec failing for an older reason (another entry's text) has no reproducer here
-    assert bugs.reproducer_for(nodeid, message.replace("1.0 (density", "2.0 (density")) is None
-    assert bugs.reproducer_for(nodeid, "") is None
+    assert catalogue.defect_slug(nodeid, "torchrl", reason, link) == \
+        "tanh-normal-get-mode-on-the-bound"
+    # the same spec failing for an older reason (another entry's text) is not this defect
+    assert catalogue.defect_slug(nodeid, "torchrl", reason.replace("1.0 (", "2.0 ("), link) is None
+    assert catalogue.defect_slug(nodeid, "torchrl", None, None) is None
+    assert catalogue.defect_slug(nodeid.replace("torchrl", "reference"), "reference", reason,
+                                 link) is None
+    row = {"nodeid": nodeid, "reason": reason, "link": link}
+    entries = bugs.pinned_entries()
+    assert bugs.defect_of(row, entries, bugs.entry_defects(entries)).slug == \
+        "tanh-normal-get-mode-on-the-bound"
+    # every known failure of the committed pinned column carries its defect as a field
+    doc = json.loads((bugs.RESULTS / f"{bugs.PINNED}.json").read_text(encoding="utf-8"))
+    known = [r for r in doc["rows"] if r["outcome"] == "known failure"]
+    assert known and all(r["defect"] in bugs.BY_SLUG for r in known)
 
 
 def test_report_links_torchrl_known_failures_to_their_reproducer(tmp_path):
