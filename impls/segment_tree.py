@@ -135,13 +135,31 @@ class SegmentTree:
         leaves, up to the top."""
         return torch.div(index.unsqueeze(0), self._views()[1], rounding_mode="floor")
 
-    def _parents(self, index: torch.Tensor):
+    def _parents(self, index: torch.Tensor, unique: bool = False):
         """The rows of ``path(index)``, level by level (one division each: fewer ops than
-        dividing by every level's divisor at once and splitting the rows)."""
+        dividing by every level's divisor at once and splitting the rows); with ``unique``,
+        each parent once (sorted)."""
         parent = index
         for _ in range(self.height):
             parent = torch.div(parent, self.branching, rounding_mode="floor")
+            if unique:
+                parent = torch.unique(parent)
             yield parent
+
+    def _wide(self, index: torch.Tensor) -> bool:
+        """A write so wide that its children blocks (``branching`` values per written leaf)
+        would hold more values than the whole leaf level (a fill of 1e7 items would gather 1e7
+        blocks of 32, 7.7 GB): its parents are then taken once each (``_set_wide``)."""
+        return self.height > 0 and index.numel() * self.branching > self.levels[0].shape[1]
+
+    def _set_wide(self, index: torch.Tensor) -> None:
+        """``set``'s recomputation of the ancestors for a wide write: each parent once, so no
+        level gathers more values than the leaf level holds (no scratch: the sizes vary)."""
+        blocks = self._views()[0]
+        for level, parent in enumerate(self._parents(index, unique=True), 1):
+            self.levels[level].index_copy_(
+                1, parent, self._reduce(blocks[level - 1].index_select(1, parent),
+                                        self._neutral.new_empty((len(self.ops), parent.numel()))))
 
     def set(self, index: torch.Tensor, value: torch.Tensor) -> None:
         """Write leaves ``index`` (a long tensor without repeats; ``value``: ``[k]`` for a
@@ -152,9 +170,8 @@ class SegmentTree:
             value = value.to(self.dtype)
         levels[0].index_copy_(1, index, value.reshape(channels, -1))
         if self._wide(index):
-            self.rebuild()  # cheaper than gathering about as many children as there are leaves
-            return
-        if self.height:
+            self._set_wide(index)
+        elif self.height:
             reduced, groups = self._scratch(index.numel())
             children, parts = self._gather_buffer(index.numel())
             for level, parent in enumerate(self._parents(index), 1):
@@ -172,18 +189,9 @@ class SegmentTree:
         every channel's (the sampler's eviction reads one channel)."""
         op, rows, blocks, root = self._channel_views(channel)
         rows[0].index_fill_(0, index, value)
-        if self._wide(index):
-            self.rebuild()
-            return
-        for level, parent in enumerate(self._parents(index), 1):
+        for level, parent in enumerate(self._parents(index, self._wide(index)), 1):
             rows[level].index_copy_(0, parent, op(blocks[level - 1].index_select(0, parent), -1))
         op(rows[self.height], 0, out=root)
-
-    def _wide(self, index: torch.Tensor) -> bool:
-        """A write so wide that its children blocks (``branching`` values per written leaf)
-        hold at least as many values as the whole leaf level: a rebuild from the leaves reads
-        less and allocates nothing (a fill of 1e7 items would otherwise gather 1e7 blocks)."""
-        return self.height > 0 and index.numel() * self.branching >= self.levels[0].shape[1]
 
     def _channel_views(self, channel: int):
         """One channel's operation, its row of every level, those below the top as
