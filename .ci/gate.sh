@@ -66,10 +66,10 @@ if [[ -n "${PYTEST_ARGS:-}" ]]; then
   fi
   mapfile -d '' -t extra <"$split"
   rm -f "$split"
-  # the gate owns what decides the verdict: --impl, --results, -p, -c, -o, --rootdir... and
-  # paths outside the suite are refused (one line, exit 2) before anything is installed
+  # an allow-list (conformance/upstream/passthrough.py: selection, verbosity, workers, timeouts);
+  # anything else is refused (one line, exit 2) before anything is installed
   python -m conformance.upstream.passthrough "${extra[@]}" || exit 2
-  upstream+=(--pytest-args "$PYTEST_ARGS")
+  upstream+=("--pytest-args=$PYTEST_ARGS") # one word: a value starting with - (PYTEST_ARGS=-x) is a value
 fi
 # GATE_REPORTS is emptied: only a folder of the gate's own (never the checkout, reports/, a
 # folder of the project, or a folder holding files the gate did not write)

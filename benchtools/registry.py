@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import os
 
-from conformance.implementations import DEFAULT, ENV_VAR, UnknownImplementation, resolve
+from conformance.implementations import UnknownImplementation, names, resolve
 
 #: the asv classes' device parameter: ``TORCHRL_CONFORMANCE_BENCH_DEVICES=cuda`` on a GPU machine
 #: records the cuda points only (asv runs a process per point: the CPU's would double the time)
@@ -41,8 +41,7 @@ THREADS_VAR = "TORCHRL_CONFORMANCE_BENCH_THREADS"
 
 def implementation_names() -> list[str]:
     """The implementation ids to benchmark, as the --impl value names them."""
-    raw = os.environ.get(ENV_VAR) or DEFAULT
-    return [n.strip() for n in raw.split(",") if n.strip()]
+    return names(None)  # $TORCHRL_CONFORMANCE_IMPL, else the default: as --impl reads it
 
 
 IMPLEMENTATIONS = implementation_names()

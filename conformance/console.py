@@ -4,21 +4,27 @@
     torchrl-conformance --impl mypkg.mod:IMPL    # a third-party implementation
     torchrl-conformance --report-dir out -- -k ppo
 
-It runs ``pytest --pyargs conformance`` in this process with the suite's plug-in, writes
-``results.json`` and ``conformance.{md,html,csv}`` to ``--report-dir`` (default ``./reports``;
-a narrowed run's to ``./reports/partial``, beside a complete one) and exits with pytest's code (0: conformant to the expectations). Everything it can check before
-the specs start (torchrl importable, the folder writable, expectations shipped for the installed
-version) is checked first, and a problem is one line with exit code 2.
+It runs ``pytest --pyargs conformance`` in a CHILD process with the suite's plug-in, which
+writes ``results.json`` and ``conformance.{md,html,csv}`` to ``--report-dir`` (default
+``./reports``; a narrowed run's to ``./reports/partial``, beside a complete one), and gives its
+verdict from the results file that child wrote (``conformance.parent``): 0 only for a complete
+run conformant to the expectations; no results (an implementation that exits the process at
+import or mid-run), a partial run (6) or an unexpected result is red, with one line saying why.
+Everything it can check before the specs start (torchrl importable, the folder writable,
+expectations shipped for the installed version, the arguments after ``--`` on the pass-through
+allow-list, ``--workers`` within this machine's CPUs) is checked first, and a problem is one
+line with exit code 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
-from conformance import __version__
+from conformance import __version__, parent, paths
 from conformance.cli import OneLineErrors
 
 PLUGIN = "conformance.pytest_plugin"
@@ -50,10 +56,21 @@ def build_parser() -> argparse.ArgumentParser:
 def preflight(args) -> str | None:
     """The first problem a run would meet before its first spec, as one line (None: none)."""
     from conformance import shipped
+    from conformance.implementations import names as impl_names
     from conformance.reporting import destination
+    from conformance.upstream import passthrough
     from conformance.versions import module_version
 
-    names = [n.strip() for n in args.impl.split(",") if n.strip()]
+    if not args.impl.replace(",", "").strip():  # names('') would be the default: never silently
+        return f"--impl {args.impl!r}: names no implementation (torchrl, reference, pkg.module:OBJECT)"
+    names = impl_names(args.impl)
+    bound = passthrough.max_workers()
+    if not 0 <= args.workers <= bound:
+        return f"--workers {args.workers}: from 0 to {bound} (this machine's CPUs)"
+    try:
+        passthrough.check(extra_args(args), paths.PACKAGE.parent, "arguments after --")
+    except passthrough.PassThroughError as exc:
+        return str(exc)
     if "torchrl" in names:
         if importlib.util.find_spec("torchrl") is None:
             return (f"torchrl is not installed in this environment ({sys.executable}); install "
@@ -85,8 +102,22 @@ def pytest_command(args) -> list[str]:
         command += ["--device", args.device]
     if args.workers:
         command += ["--numprocesses", str(args.workers)]
+    return command + extra_args(args) + ["--require-complete"]
+
+
+def extra_args(args) -> list[str]:
+    """The user's pytest arguments (after ``--``); ``--require-complete`` is the console's own
+    (it always judges completeness), so it is dropped, not refused."""
     extra = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
-    return command + extra
+    return [a for a in extra if a != "--require-complete"]
+
+
+def results_candidates(args) -> list[Path]:
+    """Where the child may write its results: the --report-dir's, or the plug-in's default
+    (``./reports``; the checkout's ``reports/`` when run from the checkout)."""
+    folders = [args.report_dir] if args.report_dir is not None else [
+        Path.cwd() / DEFAULT_DIR, paths.REPORTS]
+    return [p for folder in folders for p in parent.candidates(folder / "results.json")]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,11 +126,12 @@ def main(argv: list[str] | None = None) -> int:
     problem = preflight(args)
     if problem:
         parser.exit(2, f"torchrl-conformance: error: {problem}\n")
-    # pytest would cache rewritten spec modules next to them, in site-packages: not from here
-    sys.dont_write_bytecode = True
-    import pytest
-
-    return int(pytest.main(pytest_command(args)))
+    # the specs run in a child: an implementation that ends its process (os._exit(0) at import
+    # or mid-run) ends the child, and this parent finds no results: red, never 0
+    # (PYTHONDONTWRITEBYTECODE: pytest would cache rewritten spec modules in site-packages)
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    return parent.run_judged([sys.executable, "-m", "pytest", *pytest_command(args)],
+                              results_candidates(args), env=env, prog="torchrl-conformance")
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ import pytest
 
 from conformance import manifest, outcomes, paths
 from conformance.implementations import _id_for
+from conformance.reporting.results_file import upgrade
 
 #: the outcomes that are expected and not a pass, shown as skips by the host
 _SKIPS = (outcomes.NOT_APPLICABLE, outcomes.UNTESTABLE, outcomes.SKIPPED)
@@ -92,6 +93,9 @@ class ChildRun:
     rows: dict[str, dict]
     output: str
     partial: str | None = None
+    #: the child ran the whole suite (the host selected every spec): a partial run is then no
+    #: verdict for any spec (a thread that changed global state, a spec that did not run)
+    whole: bool = False
 
     def why_missing(self) -> str:
         if self.rows:
@@ -104,13 +108,17 @@ class ChildRun:
         """Pass, xfail, skip or fail this host test as the suite's row for ``spec`` says."""
         row = self.rows.get(spec.id)
         where = f"(the suite's results and report: {self.folder})"
+        if self.whole and self.partial:
+            pytest.fail(f"{spec.id}: the suite's run is not complete, so no spec has a verdict: "
+                        f"{self.partial}\n{where}", pytrace=False)
         if row is None:
             pytest.fail(f"{spec.id}: {self.why_missing()}\n{where}", pytrace=False)
         outcome, message = row["outcome"], row.get("message", "")
         if not row["expected"]:
             pytest.fail(f"{row['nodeid']}: {outcome.upper()}\n{message}\n{where}", pytrace=False)
-        if outcome == outcomes.KNOWN_FAILURE:
-            pytest.xfail(f"known failure: {message}")
+        if outcome == outcomes.KNOWN_FAILURE:  # its expectation's reason and link are fields
+            listed = f"{row.get('reason')} ({row.get('link')})" if row.get("reason") else ""
+            pytest.xfail("known failure: " + ": ".join(filter(None, (listed, message))))
         if outcome in _SKIPS:
             pytest.skip(message or outcome)  # the message starts with what it stands for
         if outcome != outcomes.PASS:  # an expected row of an outcome this module does not know
@@ -136,8 +144,10 @@ def specs(impl: str = "torchrl", *, expectations: str | os.PathLike | None = Non
     ``expectations``: the host's known failures (a file in the suite's format; the suite's test
     ids are its keys), ``"none"`` for none; default: the file shipped for the installed version,
     as ``torchrl-conformance`` chooses it. ``device``: as ``--device``. ``pytest_args``: more
-    arguments of the suite's run (``--spec-timeout 600``).
+    arguments of the suite's run, from the allow-list of ``conformance.upstream.passthrough``
+    (``--spec-timeout 600``, ``-v``); anything else (``--impl``, ``--reruns``) is a ValueError.
     """
+    pytest_args = checked_args(pytest_args)
     if expectations is not None and str(expectations) != "none":
         expectations = Path(expectations).resolve()
         if not expectations.is_file():
@@ -152,6 +162,23 @@ def specs(impl: str = "torchrl", *, expectations: str | os.PathLike | None = Non
 
     test_conformance.__doc__ = f"A conformance spec of torchrl-conformance on --impl {impl}."
     return test_conformance
+
+
+def checked_args(pytest_args: Iterable[str]) -> tuple[str, ...]:
+    """The child's extra arguments, refused in one line unless on the pass-through allow-list:
+    the embed's own ``impl`` is what is judged (``pytest_args=["--impl", "reference"]`` passed
+    495 host tests from the reference, as TorchRL)."""
+    from conformance.upstream import passthrough
+
+    if isinstance(pytest_args, (str, bytes)):
+        raise ValueError("conformance.embed.specs: pytest_args is a list of arguments, not one "
+                         f"string ({pytest_args!r})")
+    args = tuple(str(a) for a in pytest_args)
+    try:
+        passthrough.check(list(args), paths.PACKAGE.parent, "conformance.embed.specs: pytest_args")
+    except passthrough.PassThroughError as exc:
+        raise ValueError(str(exc)) from None
+    return args
 
 
 # ---------------------------------------------------------------------- the child run
@@ -220,11 +247,12 @@ def _execute(embedding: Embedding, selected: list[str], folder: Path) -> ChildRu
     results = folder / "results.json"
     rows, partial = {}, None
     if results.is_file():
-        document = json.loads(results.read_text())
+        document = upgrade(json.loads(results.read_text()))  # one shape, whatever the schema
         partial = document.get("partial")
         for row in document["rows"]:
             rows[manifest.spec_id(row["nodeid"], row["implementation"])] = row
-    return ChildRun(folder, returncode, rows, output, partial)
+    whole = targets(embedding, selected)[:1] == ["--pyargs"]
+    return ChildRun(folder, returncode, rows, output, partial, whole)
 
 
 def run_for(request, embedding: Embedding) -> ChildRun:

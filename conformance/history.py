@@ -29,7 +29,8 @@ import sys
 import time
 from pathlib import Path
 
-from conformance import outcomes, paths, record as shape
+from conformance import outcomes, paths
+from conformance import record as shape
 from conformance.files import atomic_write
 
 SCHEMA = 2
@@ -73,7 +74,36 @@ def incomplete(document: dict, label: str) -> str | None:
     versions = {r.get("implementation_version") for r in rows}
     if versions != {label}:
         return f"its rows are of {sorted(map(str, versions))}, not of {label}"
-    return None
+    return _not_one_complete_run(document)
+
+
+#: the implementation whose runs the history holds (one column per TorchRL source)
+IMPLEMENTATION = "torchrl"
+
+
+def _not_one_complete_run(document: dict) -> str | None:
+    """Why the rows are not one complete run of the manifest by TorchRL alone (None: they are):
+    a one-row file, a reference-only file, ids outside the manifest, a start that is no time."""
+    import math
+
+    from conformance.admission import rows_reason
+
+    for key in ("started", "finished"):
+        value = document.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value) or value < 0:
+            return f"{key}: {value!r} is not a time (seconds since 1970)"
+    rows = document["rows"]
+    if not all(isinstance(r, dict) for r in rows):
+        return "a row that is not an object"
+    impls = sorted({str(r.get("implementation")) for r in rows})
+    if impls != [IMPLEMENTATION]:
+        return f"its rows are of {', '.join(impls)}: the history holds {IMPLEMENTATION} runs only"
+    devices = sorted({str(r.get("device", "cpu")) for r in rows})
+    if len(devices) != 1:
+        return f"rows of several devices ({', '.join(devices)})"
+    short = rows_reason(rows, [IMPLEMENTATION], devices[0])
+    return f"not a complete run of the manifest ({short})" if short else None
 
 
 def make_record(document: dict, label: str, source: dict | None, commit: str | None,
@@ -197,7 +227,6 @@ def main(argv=None) -> int:
     import argparse
 
     from conformance.cli import OneLineErrors
-    from conformance.upstream.report import record_path
 
     parser = OneLineErrors(prog="python -m conformance.history", description=__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -214,7 +243,7 @@ def main(argv=None) -> int:
         parser.error("add: name at least one results file")
     status = 0
     for results in args.results:
-        source_file = record_path(results)
+        source_file = shape.runner_record(results)
         source = json.loads(source_file.read_text(encoding="utf-8")) if source_file.is_file() else None
         try:
             # recorded after the fact: the suite commit that ran it is not known here

@@ -18,6 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 #: the package's own folder: what ``import conformance`` loaded
 PACKAGE = ROOT / "conformance"
+#: the shipped expectations files (data of the package: the plug-in, the runner and the
+#: reports all read them)
+EXPECTATIONS = PACKAGE / "expectations"
 #: True in a checkout of this repository, False in an installed wheel
 CHECKOUT = (ROOT / "pyproject.toml").is_file() and (ROOT / "noxfile.py").is_file()
 REPORTS = ROOT / "reports"

@@ -194,11 +194,18 @@ def _resolve(config, expected_state: tuple) -> tuple[list, dict, dict[str, str]]
                                                                     "when imported"))
 
     try:
-        raw = config.getoption("impl") or os.environ.get(implementations.ENV_VAR) \
-            or implementations.DEFAULT
-        for name in [n.strip() for n in raw.split(",") if n.strip()]:
+        given = config.getoption("impl")
+        if given is not None and not given.replace(",", "").strip():
+            # --impl '' named nothing: never the default two implementations in its place
+            raise pytest.UsageError(f"--impl {given!r}: names no implementation (reference, "
+                                    "torchrl, pkg.module:object)")
+        raw = implementations.raw_value(given)
+        for name in implementations.names(raw):
             filters = list(warnings.filters)
-            blame(implementations.resolve(name)[0].id, filters)
+            threads = isolation.thread_idents()
+            impl_id = implementations.resolve(name)[0].id
+            isolation.OWNERS.claim(threads, impl_id)  # threads its import started are its own
+            blame(impl_id, filters)
         selected = implementations.resolve(raw)  # (imports cached) duplicates, one-line errors
         surveys = {}
         for s in selected:

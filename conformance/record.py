@@ -42,6 +42,16 @@ ROW_EXTRA = ("reason", "link", "defect")
 MANIFEST = Path(__file__).resolve().parent / "manifest.json"
 
 
+#: the upstream runner's record of each source (pairing, C++ trees, times) sits beside its
+#: results in this folder, under the same name
+RUNNER_RECORDS = "sources"
+
+
+def runner_record(results: Path) -> Path:
+    """Where the upstream runner's record of the source of ``results`` is."""
+    return Path(results).parent / RUNNER_RECORDS / Path(results).name
+
+
 def manifest_digest(path: Path = MANIFEST) -> str | None:
     """The sha256 of the manifest of spec ids the run was judged against (None: no manifest)."""
     try:
@@ -89,3 +99,9 @@ def order_key(kind: str, version: str | None, day: str | None, label: str) -> tu
         return (1, day or "", (0, None, ""), label)
     tier, parsed, text = version_order(version)
     return (0 if tier == 0 else 2, "", (0, parsed, text) if tier == 0 else (1, None, text), label)
+
+
+def source_order(source: dict) -> tuple:
+    """``order_key`` of a source description (a results document's ``source``)."""
+    return order_key(source.get("kind") or "installed", source.get("version"), source.get("date"),
+                     str(source.get("label") or ""))

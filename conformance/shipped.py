@@ -6,6 +6,8 @@ the same release); a nightly build (``torchrl-nightly``, version ``2026.10.27``)
 ``torchrl_nightly.txt``, as ``nox -s upstream -- nightly`` does. Anything else has no shipped
 file: an installed run says so in one line (``conformance.pytest_plugin``) instead of counting
 every known bug as a regression.
+
+A base module: it imports only ``conformance.paths`` (the plug-in reads it, never the reverse).
 """
 
 from __future__ import annotations
@@ -13,9 +15,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from conformance.plugin.expectations import EXPECTATIONS_DIR, auto_file
+from conformance.paths import EXPECTATIONS as EXPECTATIONS_DIR
 
 NIGHTLY_VERSION = re.compile(r"^\d{4}\.\d{1,2}\.\d{1,2}")
+
+
+def auto_file(impl_id: str, version: str) -> Path | None:
+    """The release's own file; it includes the shared entries that cover its version."""
+    path = EXPECTATIONS_DIR / f"{impl_id}-{version}.txt"
+    return path if path.is_file() else None
 
 
 def shipped_file(impl_id: str, version: str) -> Path | None:

@@ -42,20 +42,26 @@ def clipped_value_loss(
     target: torch.Tensor,
     clip_value: float | torch.Tensor,
     loss_critic_type: str,
+    valid: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Element-wise value-clipped critic loss and the share of clipped predictions.
 
     ``loss_critic_type`` is TorchRL's distance (``"l2"``, ``"smooth_l1"`` or ``"l1"``; another
     name raises TorchRL's ``NotImplementedError``). The clip fraction is
     ``mean(|value - old_value| > clip_value)`` (strict, as Baselines' ``clipfrac``), computed
-    without gradient.
+    without gradient, over the ``valid`` positions only when a validity mask (shaped like
+    ``value``) is given: padding is not a prediction.
     """
     delta = value - old_value
     clipped = old_value + delta.clamp(-clip_value, clip_value)
     loss = torch.maximum(distance_loss(target, value, loss_critic_type),
                          distance_loss(target, clipped, loss_critic_type))
     with torch.no_grad():
-        fraction = (delta.abs() > clip_value).to(value.dtype).mean()
+        outside = delta.abs() > clip_value
+        if valid is None:
+            fraction = outside.to(value.dtype).mean()
+        else:
+            fraction = (outside & valid).sum().to(value.dtype) / valid.sum().clamp_min(1)
     return loss, fraction
 
 
@@ -125,7 +131,8 @@ class ClipPPOLoss(PerHeadEntropy, _TorchRLClipPPOLoss):
         clip_fraction = None
         if self.clip_value:
             loss, clip_fraction = clipped_value_loss(
-                value, old_value, target_return, self.clip_value, self.loss_critic_type
+                value, old_value, target_return, self.clip_value, self.loss_critic_type,
+                self._valid_positions(tensordict, value)
             )
         else:
             loss = distance_loss(target_return, value, self.loss_critic_type)
@@ -133,6 +140,18 @@ class ClipPPOLoss(PerHeadEntropy, _TorchRLClipPPOLoss):
         if self._has_critic:
             loss = self.critic_coeff * loss
         return loss, clip_fraction, reported
+
+    def _valid_positions(self, tensordict, like: torch.Tensor) -> torch.Tensor | None:
+        """The positions the loss's reductions keep (TorchRL's validity masks, read as its
+        ``_reduce_loss`` reads them: ``loss_mask_key``, ANDed), shaped like ``like``; None
+        when the batch carries none. The clip fraction is then counted over them too."""
+        mask = None
+        for key in self._loss_mask_keys():
+            found = tensordict.get(key, None)
+            if found is not None:
+                found = self._expand_loss_mask(found.to(torch.bool), like)
+                mask = found if mask is None else mask & found
+        return mask
 
     def _critic_parameters(self):
         """A context in which the critic runs with the parameters this call trains: the loss's

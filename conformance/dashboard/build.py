@@ -10,6 +10,7 @@ import csv
 import datetime
 import json
 import shutil
+import tempfile
 import time
 from collections import Counter
 from html import escape
@@ -28,6 +29,8 @@ from conformance.dashboard.data import (
     run_time,
     spec_key,
 )
+from conformance.escape import link as anchor
+from conformance.escape import url as safe_url
 
 ASSETS = Path(__file__).parent / "assets"
 TEXT = {  # the status words the tables show: text, never an emoji
@@ -178,6 +181,9 @@ def _links(sources: list[Source]) -> dict[str, str]:
     return links
 
 
+PULL = "https://github.com/pytorch/rl/pull/"
+
+
 def _flip_table(found: list[dict]) -> str:
     if not found:
         return "<p>No spec changed between two consecutive sources of a series.</p>"
@@ -188,14 +194,14 @@ def _flip_table(found: list[dict]) -> str:
                     f"{'exact' if flip['exact'] else 'nightlies in between not run'})"
                     if flip["days"] is not None else ""))
         commit = (f"<code>{escape(flip['commit'][:10])}</code> {escape(flip.get('commit_subject', ''))}"
-                  + (f" (<a href='https://github.com/pytorch/rl/pull/{flip['pull_request']}'>"
-                     f"pytorch/rl#{flip['pull_request']}</a>)" if flip.get("pull_request") else "")
+                  + (" (" + anchor(PULL + str(flip["pull_request"]), f"pytorch/rl#{flip['pull_request']}")
+                     + ")" if flip.get("pull_request") else "")
                   + f"<br><span class='sub'>{escape(flip['commit_note'])}</span>"
                   if flip["commit"] else escape(flip["commit_note"]))
         specs = "".join(f"<li><code>{escape(c['spec'])}</code>: {escape(c['before'])} &rarr; "
                         f"{escape(c['after'])}</li>" for c in flip["specs"])
-        linked = "".join(f"<a href='{escape(link)}'>{escape(link.replace('https://github.com/', ''))}</a> "
-                         for link in flip.get("links", []))
+        linked = "".join(anchor(target, target.replace("https://github.com/", "")) + " "
+                         for target in flip.get("links", []))
         button = (f"<button type='button' class='show-diff' data-a='{escape(flip['after'])}' "
                   f"data-b='{escape(flip['at'])}'>show in the diff</button>")
         rows.append(f"<tr><td><strong>{escape(flip['at'])}</strong><br>{button}</td><td>{where}</td>"
@@ -233,7 +239,7 @@ def _known_failures(sources: list[Source], bugs_dir: Path) -> str:
             for n in sorted(group["reproducers"]) if (bugs_dir / n).is_file())
         columns = group["columns"]
         span = columns[0] if len(columns) == 1 else f"{columns[0]} … {columns[-1]} ({len(columns)} sources)"
-        items.append(f"<li><a href='{escape(link)}'>{escape(link.replace('https://github.com/', ''))}</a> — "
+        items.append(f"<li><a href='{safe_url(link)}'>{escape(link.replace('https://github.com/', ''))}</a> — "
                      f"{escape(reason[:220])} <span class='sub'>[{escape(', '.join(sorted(group['areas'], key=area_order)))}; "
                      f"{len(group['specs'])} spec(s); in {escape(span)}]</span> {repro or '<span class=sub>no reproducer</span>'}</li>")
     return "<ul class='known'>" + "".join(items) + "</ul>" if items else "<p>No known failure.</p>"
@@ -340,7 +346,7 @@ def _library_sources(path: Path) -> list[Source]:
         for row in csv.DictReader(fh):
             label = f"{row['implementation']} {row['implementation_version']}"
             source = columns.setdefault(label, Source(label, "library", {}, set(), {}, None, "matrix"))
-            key = spec_key(row["nodeid"])
+            key = spec_key(row["nodeid"], row["implementation"])
             source.cells[key] = row["outcome"]
             if row["expected"] not in ("True", "true", "1"):
                 source.unexpected.add(key)
@@ -403,15 +409,36 @@ def benchmarks_page(reports: Path, out: Path) -> None:
     (out / "benchmarks.html").write_text(_page("Benchmarks", body, None, "benchmarks.html"), encoding="utf-8")
 
 
-def build(reports: Path, out: Path, history_dir: Path | None = None, bisect_dir: Path | None = None) -> dict:
-    """Write the whole site into ``out`` (replaced); a summary of what it holds."""
+class OverBudget(ValueError):
+    """The site is larger than its budget: nothing was written (one line)."""
+
+
+def build(reports: Path, out: Path, history_dir: Path | None = None, bisect_dir: Path | None = None,
+          budget: int | None = None) -> dict:
+    """Write the whole site into ``out`` (replaced); a summary of what it holds. It is built in
+    a staging folder of its own (a new one each time: a sibling this command did not create is
+    never touched), and replaces ``out`` only when it is within ``budget`` bytes."""
     reports, out = Path(reports), Path(out)
     history_dir = Path(history_dir or reports / "history")
     bisect_dir = Path(bisect_dir or history_dir / "bisect")
     if not (reports / "upstream").is_dir():
         raise FileNotFoundError(f"{reports / 'upstream'}: no per-source results (run nox -s upstream)")
-    staging = out.with_name(f".{out.name}.staging")
-    shutil.rmtree(staging, ignore_errors=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
+    try:
+        summary = _build_into(reports, history_dir, bisect_dir, staging)
+        summary["bytes"] = sum(p.stat().st_size for p in staging.rglob("*") if p.is_file())
+        if budget is not None and summary["bytes"] > budget:
+            raise OverBudget(f"the site is {summary['bytes'] / 1e6:.2f} MB, over its "
+                             f"{budget / 1e6:.1f} MB budget: not written to {out}")
+        shutil.rmtree(out, ignore_errors=True)
+        staging.rename(out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)  # gone already when it became the site
+    return summary
+
+
+def _build_into(reports: Path, history_dir: Path, bisect_dir: Path, staging: Path) -> dict:
     (staging / "data").mkdir(parents=True)
     shutil.copytree(ASSETS, staging / "assets")
     bugs = reports / "upstream-bugs"
@@ -422,8 +449,5 @@ def build(reports: Path, out: Path, history_dir: Path | None = None, bisect_dir:
     benchmarks_page(reports, staging)
     (staging / ".nojekyll").write_text("")  # GitHub Pages: serve folders as they are
     (staging / "data" / "built.json").write_text(json.dumps({"built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}) + "\n")
-    shutil.rmtree(out, ignore_errors=True)
-    staging.rename(out)
-    summary["bytes"] = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     return summary
 

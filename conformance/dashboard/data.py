@@ -15,13 +15,13 @@ version are the document's, a known failure's reason, link and defect its row's.
 from __future__ import annotations
 
 import json
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance import outcomes, record
 from conformance.areas import NUMBER
+from conformance.manifest import spec_id
 
 #: one character per outcome in the page's data; ABSENT: the spec did not exist in that source
 CODE = {
@@ -30,18 +30,16 @@ CODE = {
     outcomes.SKIPPED: "s", outcomes.NOT_TESTED: "T",
 }
 ABSENT = "."
+#: the implementation every history record is of (the upstream runner tests TorchRL only)
+HISTORY_IMPLEMENTATION = "torchrl"
 
 
-def spec_key(nodeid: str) -> str:
-    """``conformance/test_x.py::test_y[torchrl-a=1]`` -> ``test_x.py::test_y[a=1]``: one key for
-    a spec whatever implementation ran it (the implementation is the column)."""
-    name = nodeid.rsplit("/", 1)[-1]
-    match = re.match(r"^(?P<head>[^\[]*)(?:\[(?P<params>.*)\])?$", name, re.S)
-    head, params = match["head"], match["params"]
-    if params is None:
-        return head
-    _impl, _sep, rest = params.partition("-")
-    return f"{head}[{rest}]" if _sep else head
+def spec_key(nodeid: str, implementation: str) -> str:
+    """``conformance/test_x.py::test_y[torchrl-a=1]`` (of ``torchrl``) -> ``test_x.py::test_y[a=1]``:
+    one key for a spec whatever implementation ran it (the implementation is the column): the
+    manifest's spec id (``manifest.spec_id``, the one spec-key function) without its folder."""
+    path, _, rest = spec_id(nodeid, implementation).partition("::")
+    return f"{path.rsplit('/', 1)[-1]}::{rest}"
 
 
 def area_of(key: str) -> str:
@@ -97,7 +95,7 @@ def from_results(path: Path) -> Source:
     described = doc["source"]
     cells, unexpected, messages, known = {}, set(), {}, {}
     for row in doc["rows"]:
-        key = spec_key(row["nodeid"])
+        key = spec_key(row["nodeid"], row["implementation"])
         cells[key] = row["outcome"]
         if row.get("expected") is not True:
             unexpected.add(key)
@@ -105,8 +103,9 @@ def from_results(path: Path) -> Source:
             messages[key] = _first_line(row["message"])
         if row["outcome"] == outcomes.KNOWN_FAILURE and row.get("link"):
             known[key] = (row["reason"], row["link"], row["nodeid"], row.get("defect"))
-    record = Path(path).parent / "sources" / Path(path).name
-    meta = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else {}
+    runner_record = record.runner_record(Path(path))
+    meta = (json.loads(runner_record.read_text(encoding="utf-8")) if runner_record.is_file()
+            else {})
     if doc.get("partial"):
         meta["partial"] = doc["partial"]
     meta["known"] = known
@@ -118,7 +117,7 @@ def from_results(path: Path) -> Source:
 def from_history(entry: dict) -> Source:
     cells, unexpected, messages = {}, set(), {}
     for nodeid, cell in entry["cells"].items():
-        key = spec_key(nodeid)
+        key = spec_key(nodeid, HISTORY_IMPLEMENTATION)
         cells[key] = cell["o"]
         if cell.get("u"):
             unexpected.add(key)

@@ -4,7 +4,9 @@ links) as HTML, so a report page needs no Markdown library in the browser or at 
 from __future__ import annotations
 
 import re
-from html import escape
+from html import escape, unescape
+
+from conformance.escape import url as safe_url
 
 _INLINE = [
     (re.compile(r"`([^`]+)`"), r"<code>\1</code>"),
@@ -15,13 +17,17 @@ _INLINE = [
 
 
 def inline(text: str, link=None) -> str:
-    out = escape(text, quote=False)
+    # conformance.escape: every value escaped (quotes too: alt text cannot leave its
+    # attribute), every link target http(s) or relative (a javascript: link becomes "#")
+    out = escape(text, quote=True)
+    target = (lambda raw: link(unescape(raw))) if link else unescape
     for pattern, replacement in _INLINE:
-        if link and replacement.startswith(("<a", "<img")):
-            if replacement.startswith("<img"):
-                out = pattern.sub(lambda m: f"<img src='{escape(link(m.group(2)))}' alt='{m.group(1)}'>", out)
-                continue
-            out = pattern.sub(lambda m: f"<a href='{escape(link(m.group(2)))}'>{m.group(1)}</a>", out)
+        if replacement.startswith("<img"):
+            out = pattern.sub(lambda m: f"<img src='{safe_url(target(m.group(2)))}' "
+                                        f"alt='{m.group(1)}'>", out)
+        elif replacement.startswith("<a"):
+            out = pattern.sub(lambda m: f"<a href='{safe_url(target(m.group(2)))}'>"
+                                        f"{m.group(1)}</a>", out)
         else:
             out = pattern.sub(replacement, out)
     return out

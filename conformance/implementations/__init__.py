@@ -65,14 +65,25 @@ def choices_text() -> str:
     return ", ".join(BUILTIN) + ", or pkg.module:object"
 
 
+def raw_value(value: str | None) -> str:
+    """The --impl value in force: the one given, else ``$ENV_VAR``, else ``DEFAULT``."""
+    return value if value else os.environ.get(ENV_VAR) or DEFAULT
+
+
+def names(value: str | None) -> list[str]:
+    """The implementations an --impl value lists, as written (the one parser of the value: the
+    plug-in, the console entry point and the benchmarks all read it here)."""
+    return [n.strip() for n in raw_value(value).split(",") if n.strip()]
+
+
 def resolve(value: str | None) -> list[Selected]:
     """Turn an --impl value into implementations; raise UnknownImplementation with one line."""
-    raw = value if value else os.environ.get(ENV_VAR) or DEFAULT
-    names = [n.strip() for n in raw.split(",") if n.strip()]
-    if not names:
+    raw = raw_value(value)
+    names_ = names(value)
+    if not names_:
         raise UnknownImplementation(f"--impl {raw!r} names no implementation; choose {choices_text()}")
     selected: list[Selected] = []
-    for name in names:
+    for name in names_:
         if name in BUILTIN:
             target = BUILTIN[name]
         elif ":" in name:

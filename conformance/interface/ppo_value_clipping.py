@@ -120,3 +120,55 @@ class PPOCriticOptions(Protocol):
         without functional parameters treats both values alike).
         """
         ...
+
+
+class PPOCriticMasks(Protocol):
+    """§4 under a validity mask: the critic loss of a batch whose padded positions are marked."""
+
+    def critic_loss_masked(
+        self,
+        *,
+        value_net: torch.nn.Module,
+        observation: torch.Tensor,
+        old_value: torch.Tensor,
+        returns: torch.Tensor,
+        clip_value: float,
+        critic_coeff: float,
+        valid: torch.Tensor,
+    ) -> CriticReport:
+        """The squared-error critic loss of ``ClipPPOLoss`` on a batch [B, 1] (as
+        :meth:`PPOCriticOptions.critic_loss_with`) that carries TorchRL's trajectory mask:
+        ``valid`` [B, 1] (bool) at ``("collector", "mask")``, as ``SliceSampler(pad_output=True)``
+        writes it, False on padding (whose observation, old value and return are arbitrary
+        finite numbers). The loss, its gradient and the value clip fraction are those of the
+        valid positions alone."""
+        ...
+
+
+@dataclass
+class PolicyObjective:
+    """What a clipped PPO loss reports for its policy term.
+
+    loss: the scalar clipped surrogate loss (``loss_objective``).
+    clip_fraction: the reported share of clipped ratios, or None when none is reported.
+    """
+
+    loss: float
+    clip_fraction: float | None
+
+
+class PPOClipRange(Protocol):
+    """§4's policy side: the clipped objective under a (possibly asymmetric) clip range."""
+
+    def objective_with(
+        self,
+        *,
+        clip_epsilon: float | tuple[float, float],
+        log_weight: torch.Tensor,
+        advantage: torch.Tensor,
+    ) -> PolicyObjective:
+        """``loss_objective`` and ``clip_fraction`` of ``ClipPPOLoss(clip_epsilon=...)`` on a
+        batch [B, 1] whose log-ratio ``log pi_new(a) - log pi_old(a)`` is ``log_weight`` and whose
+        advantage is ``advantage`` (not normalised; no entropy bonus). A tuple is the
+        asymmetric range ``(low, high)``: ratios are clipped to ``[1 - low, 1 + high]``."""
+        ...

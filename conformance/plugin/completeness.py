@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance import manifest, paths
+from conformance import paths
+from conformance.admission import rows_reason  # noqa: F401 - re-exported
 from conformance.plugin import keys
 
 PARTIAL_EXIT = 6  #: pytest's exit code for a partial run under --require-complete
@@ -109,62 +110,8 @@ def check_own_plugins(config, names) -> None:
             "that tested nothing could pass); drop the option")
 
 
-def _normalized(spec: str) -> str:
-    """A spec id as the manifest writes it, whatever folder the suite was collected from
-    (``../site-packages/conformance/test_x.py::t`` -> ``conformance/test_x.py::t``)."""
-    path, sep, rest = spec.partition("::")
-    parts = Path(path).parts
-    if len(parts) >= 2 and parts[-2] == "conformance":
-        path = f"conformance/{parts[-1]}"
-    return f"{path}{sep}{rest}"
-
-
-def rows_reason(rows, implementations, run_device: str, expected=None) -> str | None:
-    """Why ``rows`` are not a complete run, judged from the rows alone (None: they are).
-
-    Complete: every spec id of the committed manifest has a row with an outcome for every
-    implementation in ``implementations``, on ``run_device``, and there is no row of another
-    implementation, another device or a spec the manifest does not list (a stale manifest is
-    no verdict either: regenerate it). Used by the results plug-in, the upstream runner and
-    ``bugs --verify``; ``expected`` (spec ids) replaces the manifest in self-tests."""
-    try:
-        specs = manifest.spec_ids() if expected is None else frozenset(expected)
-    except manifest.ManifestError as exc:
-        return str(exc)
-    implementations = list(dict.fromkeys(implementations))
-    if not implementations:
-        return "no implementation was selected"
-    have: dict[str, set[str]] = {impl: set() for impl in implementations}
-    strangers, elsewhere, unknown = set(), set(), set()
-    for row in rows:
-        if not isinstance(row, dict) or row.get("outcome") is None:
-            continue
-        impl, nodeid = row.get("implementation"), str(row.get("nodeid", ""))
-        if impl not in have:
-            strangers.add(str(impl))
-            continue
-        if row.get("device", run_device) != run_device:
-            elsewhere.add(str(row.get("device")))
-            continue
-        spec = _normalized(manifest.spec_id(nodeid, impl))
-        if spec not in specs:
-            unknown.add(spec)
-            continue
-        have[impl].add(spec)
-    reasons = []
-    for impl in implementations:
-        missing = specs - have[impl]
-        if missing:
-            reasons.append(f"{len(missing)} of {len(specs)} specs have no {impl} row (e.g. "
-                           f"{min(missing)})")
-    if strangers:
-        reasons.append(f"rows of implementation(s) not selected: {', '.join(sorted(strangers))}")
-    if elsewhere:
-        reasons.append(f"rows of another device than {run_device}: {', '.join(sorted(elsewhere))}")
-    if unknown:
-        reasons.append(f"{len(unknown)} row(s) of specs not in conformance/manifest.json (e.g. "
-                       f"{min(unknown)}; a stale manifest? `python -m conformance.manifest`)")
-    return "; ".join(reasons) or None
+# rows_reason (and the spec-id normalization it uses) live in conformance.admission, a base
+# module the history and the verdict parents can import; named here for the plug-in's callers
 
 
 def required(config) -> bool:

@@ -37,13 +37,14 @@ import pytest
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from conformance import paths
 from conformance.plugin import pattern_budget
 
 FAIL = "fail"  #: a known failure: a strict expected failure
 UNTESTABLE = "untestable"  #: an expected "cannot be tested here"
 KIND_MARKER = {UNTESTABLE: "untestable:"}
 
-SUITE_EXPECTATIONS = Path(__file__).resolve().parent.parent / "expectations"
+SUITE_EXPECTATIONS = paths.EXPECTATIONS
 _FAILURE = re.compile(r"^(?:raises\s+(?P<raises>[A-Za-z_][\w.]*))?\s*"
                       r"(?:(?<=\s)matching\s+(?P<p1>.+)|^matching\s+(?P<p2>.+))?$")
 _INCLUDE = re.compile(r"^include\s+(?P<file>\S+)\s+for\s+(?P<version>\S+)$")

@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from conformance.plugin import keys, staleness
+from conformance.shipped import auto_file  # noqa: F401 - the name the plug-in and tests use
 from conformance.plugin.expectation_file import (  # noqa: F401 - the names conftest uses
     FAIL,
     SUITE_EXPECTATIONS,
@@ -39,12 +40,6 @@ from conformance.plugin.expectation_file import (  # noqa: F401 - the names conf
 )
 
 EXPECTATIONS_DIR = SUITE_EXPECTATIONS
-
-
-def auto_file(impl_id: str, version: str) -> Path | None:
-    """The release's own file; it includes the shared entries that cover its version."""
-    path = EXPECTATIONS_DIR / f"{impl_id}-{version}.txt"
-    return path if path.is_file() else None
 
 
 def item_impl(item) -> str | None:

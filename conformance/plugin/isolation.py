@@ -18,6 +18,12 @@ So the state is taken once, when the suite starts (before any implementation is 
 * before each test the state is put back silently if something else (a test module's import)
   moved it.
 
+A thread that an implementation starts (at import or in a test) can change the state later,
+during another implementation's test: that change is never blamed on the test it lands in. The
+suite notes which implementation started each thread (:class:`ThreadOwners`); a change found
+while a thread of another implementation was running is a thread leak that names that
+implementation, and the run is no verdict (``conformance.plugin.results``).
+
 Warning filters are special: libraries add ``ignore``/``once`` filters for their own warnings
 when a module is first imported (TorchRL does, and torch imports sympy lazily), which changes no
 verdict. The filters are restored after each test whatever changed; what counts as a leak is a
@@ -26,6 +32,7 @@ filter that turns warnings into errors, or filters removed (``resetwarnings``).
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -123,6 +130,42 @@ def leak_message(impl_id: str | None, changes: list[str], when: str) -> str:
             + " (restored, so that the tests after it run from the expected state)")
 
 
+def thread_idents() -> set[int]:
+    return {t.ident for t in threading.enumerate() if t.ident is not None}
+
+
+class ThreadOwners:
+    """Which implementation started each thread (thread id -> (implementation, thread name))."""
+
+    def __init__(self):
+        self.owners: dict[int, tuple[str, str]] = {}
+
+    def claim(self, before: set[int], impl_id: str | None) -> None:
+        """The threads running now that were not in ``before`` were started by ``impl_id``."""
+        for thread in threading.enumerate():
+            if thread.ident is not None and thread.ident not in before \
+                    and thread.ident not in self.owners and impl_id:
+                self.owners[thread.ident] = (impl_id, thread.name)
+
+    def others(self, impl_id: str | None, seen: set[int]) -> list[str]:
+        """Threads of implementations other than ``impl_id`` among ``seen`` or running now."""
+        idents = seen | thread_idents()
+        return sorted({f"{owner!r} (thread {name!r})" for ident, (owner, name) in self.owners.items()
+                       if ident in idents and owner != impl_id})
+
+
+#: one per process: implementations are imported once (``pytest_plugin._resolve``)
+OWNERS = ThreadOwners()
+
+
+def thread_leak_message(impl_id: str | None, suspects: list[str], changes: list[str],
+                        when: str) -> str:
+    return (f"global state changed {when} of {impl_id or 'a test'!r} while a thread started by "
+            f"implementation {', '.join(suspects)} was running: " + "; ".join(changes)
+            + " (restored; not blamed on this test; no verdict for a run in which a thread "
+            "changes global state)")
+
+
 class IsolationPlugin:
     """Where tests run: restore before, check and restore after, blame the implementation."""
 
@@ -137,12 +180,27 @@ class IsolationPlugin:
         changes = restore(self.expected)
         if filters_after is not None:
             changes += filter_changes(self.filters, filters_after)
-        if changes:  # reported with this phase (conformance.plugin.results.OutcomeRecorder)
-            item.stash[keys.STATE_LEAK] = leak_message(self.item_impl(item), changes, when)
+        if not changes:
+            return
+        impl = self.item_impl(item)
+        suspects = OWNERS.others(impl, self.running)
+        if suspects:  # another implementation's thread may have made it: not this test's fault
+            item.stash[keys.THREAD_LEAK] = thread_leak_message(impl, suspects, changes, when)
+        else:  # reported with this phase (conformance.plugin.results.OutcomeRecorder)
+            item.stash[keys.STATE_LEAK] = leak_message(impl, changes, when)
+
+    running: set = frozenset()  # threads running when the current test was set up
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item):
-        restore(self.expected)  # moved by something that is no test (an import at collection)
+        self.running = thread_idents()
+        # moved by something that is no test (an import at collection), or by a thread an
+        # implementation started, after the last test's check
+        changes = restore(self.expected)
+        suspects = OWNERS.others(None, self.running) if changes else []
+        if suspects:
+            item.stash[keys.THREAD_LEAK] = thread_leak_message(
+                self.item_impl(item), suspects, changes, "before the test")
         self.filters = list(warnings.filters)
         self.catcher = warnings.catch_warnings()
         self.catcher.__enter__()
@@ -152,9 +210,12 @@ class IsolationPlugin:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item):
+        before = thread_idents()
         try:
             return (yield)
         finally:
+            OWNERS.claim(before, self.item_impl(item))  # the threads this test started
+            self.running = self.running | thread_idents()
             self._check(item, "in its test")
 
     @pytest.hookimpl(wrapper=True)

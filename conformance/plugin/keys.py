@@ -20,3 +20,6 @@ NOTES_DIR = pytest.StashKey[object]()
 PARTIAL = pytest.StashKey[object]()
 #: item: what the test left changed in the process's global state (``isolation``)
 STATE_LEAK = pytest.StashKey[str]()
+#: item: a change of global state made while a thread another implementation started was
+#: running (``isolation.ThreadOwners``): never blamed on this item's implementation
+THREAD_LEAK = pytest.StashKey[str]()

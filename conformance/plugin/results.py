@@ -113,6 +113,17 @@ def classify(report, entry, skip_outcome: str | None, timed_out: str,
     return None
 
 
+def not_a_pass(row: dict) -> None:
+    """A spec that needed a rerun is not a pass: whatever retried it (pytest-rerunfailures,
+    a flaky marker, a plug-in of the environment), the row says it failed first."""
+    if row.get("reruns") and row.get("outcome") == O.PASS:
+        first = next((m for m in row.get("rerun_messages", []) if m), "")
+        row.update(outcome=O.FAIL, expected=False,
+                   message=encodable(f"passed only after {row['reruns']} rerun(s): a spec that "
+                                     f"needs a rerun is not a pass; it failed first: {first}"
+                                     )[:4000])
+
+
 class OutcomeRecorder:
     """Where tests run: turn an implementation's own NotImplementedError into "not applicable",
     and attach each phase's verdict to its report."""
@@ -159,6 +170,10 @@ class OutcomeRecorder:
                 del report.wasxfail
             report.conformance = {"outcome": O.FAIL if call.when == "call" else O.ERROR,
                                   "expected": False, "message": message}
+        thread_leak = item.stash.get(keys.THREAD_LEAK, None)
+        if thread_leak:  # travels to the controller (pytest-xdist) with the report
+            del item.stash[keys.THREAD_LEAK]
+            report.conformance_thread_leak = thread_leak
         leak = item.stash.get(keys.STATE_LEAK, None) if call.when != "setup" else None
         if leak:  # conformance.plugin.isolation: the implementation changed global state
             del item.stash[keys.STATE_LEAK]
@@ -256,6 +271,9 @@ class ResultsPlugin:
 
     # ------------------------------------------------------------------ reports
     def pytest_runtest_logreport(self, report):
+        thread_leak = getattr(report, "conformance_thread_leak", None)
+        if thread_leak:  # a change of state nobody's test can be blamed for: no verdict
+            self.thread_leaks = [*getattr(self, "thread_leaks", []), str(thread_leak)]
         verdict = getattr(report, "conformance", None)
         if verdict is None:
             if not report.failed:
@@ -279,6 +297,7 @@ class ResultsPlugin:
         if row["outcome"] in (None, O.PASS) or overrides:
             # an expectation's fields go with the verdict that matched it, never stay behind
             row.update({name: None for name in record.ROW_EXTRA}, **verdict)
+        not_a_pass(row)
 
     def record_kill(self, nodeid: str, why: str) -> None:
         """The watchdog is about to end this (single) process: keep what was learnt."""
@@ -292,6 +311,10 @@ class ResultsPlugin:
         reasons = []
         if self.partial_reason:
             reasons.append(self.partial_reason)
+        leaks = getattr(self, "thread_leaks", [])
+        if leaks:
+            reasons.append(f"{len(leaks)} change(s) of global state by a thread an "
+                           f"implementation started; the first: {leaks[0][:600]}")
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             reasons.append("interrupted")
         elif session.shouldfail or session.shouldstop:

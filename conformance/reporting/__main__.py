@@ -8,10 +8,13 @@ start times), so a later run of a test replaces an earlier one whatever the argu
 import sys
 from pathlib import Path
 
+from conformance.admission import not_a_run
 from conformance.cli import OneLineErrors
 from conformance.reporting.results_file import ResultsFileError, read
 
 PROG = "python -m conformance.reporting"
+#: the stems of the upstream matrix (conformance/upstream/runner.py writes the same)
+UPSTREAM_STEMS = ("upstream", "upstream-partial")
 
 
 def _error(message: str) -> int:
@@ -28,9 +31,15 @@ def main(argv=None) -> int:
     parser.add_argument("-o", "--out-dir", type=Path, default=Path("reports"))
     parser.add_argument("--stem", default="conformance", help="output file name stem")
     args = parser.parse_args(argv)
+    # --stem upstream is the upstream matrix's merge (the fan-out workflow's merge job): it
+    # replaces reports/upstream.*, so it writes as the upstream runner does, from runs only
+    kind = "upstream" if args.stem in UPSTREAM_STEMS else "conformance"
     try:
         for path in args.results:
-            read(path)
+            document = read(path)
+            why = not_a_run(document) if kind == "upstream" else None
+            if why:
+                return _error(f"{path}: not a column of the upstream matrix: {why}")
     except ResultsFileError as exc:
         return _error(str(exc))
     if args.out_dir.exists() and not args.out_dir.is_dir():
@@ -42,7 +51,7 @@ def main(argv=None) -> int:
     try:  # before anything is built: never a file of the project or a foreign one
         destination.check_outputs([args.out_dir / f"{args.stem}{suffix}"
                                    for suffix in (".md", ".html", ".csv")], "-o/--stem",
-                                  "conformance")
+                                  kind)
     except (destination.DestinationError, OSError) as exc:
         return _error(str(exc))
     from conformance.reporting.matrix import write_reports  # pandas: only once inputs are good

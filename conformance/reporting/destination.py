@@ -36,6 +36,10 @@ KINDS = {
     "dropin": ("reports/dropin.md", "reports/dropin-*"),
     "bisect": ("reports/bisect*.json", "reports/upstream/bisect*.json"),
 }
+#: the project's own folders whose names start with a dot; any other dot folder of the checkout
+#: is a command's work folder (.nox, the watch's .watch-reports), not a file of the project
+PROJECT_DOT_FOLDERS = (".github/", ".ci/", ".git/", ".gitignore", ".gitattributes")
+WORK_FOLDERS = ("site",)  # the dashboard's default output folder
 GATE_MARK = ".gate-reports"
 DEFAULT_GATE = ROOT / "reports" / "gate"
 
@@ -91,6 +95,10 @@ def check_kind(target: Path, kind: str, option: str) -> None:
         inside = resolved.relative_to(ROOT).as_posix()
     except (ValueError, OSError):
         return  # outside the checkout: the signature rule
+    if inside.split("/", 1)[0] in WORK_FOLDERS or (
+            inside.startswith(".") and not inside.startswith(PROJECT_DOT_FOLDERS)):
+        return  # a command's own work folder (.nox/_upstream/bisect-reports, .watch-reports):
+        # not the project's; what exists there is checked by its signature (check_outputs)
     if not any(fnmatch.fnmatchcase(inside, pattern) for pattern in KINDS[kind]):
         # an existing file of the project, or a place of another kind's reports (a new file
         # elsewhere in the checkout replaces nothing)

@@ -39,12 +39,15 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance import paths
+from conformance import paths, record
 from conformance.defects import (  # noqa: F401 - the catalogue, read through this module too
     BY_SLUG,
     DEFECTS,
     NOT_REPORTED,
     PINNED,
+    KINDS,
+    REPOSITORIES,
+    SEARCH_LOG,
     CatalogueError,
     Defect,
     defect_for,
@@ -93,16 +96,17 @@ def defect_of(row: dict, entries: list[Entry], owner: dict[str, Defect]):
 
 @dataclass
 class Matrix:
-    columns: list[str]  # every column, in version order
+    columns: list[str]  # every column, in the order of the sources its documents describe
     rows: list[dict]
     stack: dict  # the pinned release's python, torch, tensordict
+    kinds: dict[str, str]  # column -> the kind of source its document describes
 
     @classmethod
     def load(cls, results_dir: Path) -> Matrix:
         files = sorted(Path(results_dir).glob("*.json"))
         if not files:
             raise BugsError(f"no per-source results in {results_dir}: run nox -s upstream first")
-        rows, stack = [], {}
+        rows, stack, order, kinds = [], {}, {}, {}
         for path in files:
             try:  # the versioned reader: rows of every schema carry reason and link as fields
                 doc = read_results(path)
@@ -111,21 +115,21 @@ class Matrix:
             if doc.get("partial"):  # a narrowed or interrupted run is no column of the matrix
                 raise BugsError(f"{path} is a partial run ({str(doc['partial'])[:200]}): the bug "
                                 "reports are not rewritten from it")
-            rows += [r for r in doc["rows"] if r["implementation"] == "torchrl"]
+            torchrl = [r for r in doc["rows"] if r["implementation"] == "torchrl"]
+            rows += torchrl
+            for row in torchrl:
+                order.setdefault(row["implementation_version"], record.source_order(doc["source"]))
+                kinds.setdefault(row["implementation_version"], doc["source"]["kind"])
             if path.stem == PINNED:
                 stack = {"python": doc.get("python", "?"), **doc.get("stack", {})}
         if not stack:
             raise BugsError(f"{results_dir} has no column for the pinned torchrl {PINNED}")
-        columns = sorted({r["implementation_version"] for r in rows}, key=timeline.version_key)
-        return cls(columns, rows, stack)
+        columns = sorted(order, key=lambda c: (order[c], c))
+        return cls(columns, rows, stack, kinds)
 
-
-def is_release(column: str) -> bool:
-    return re.fullmatch(r"\d+(\.\d+)*", column) is not None
-
-
-def is_nightly(column: str) -> bool:
-    return re.search(r"\.dev|nightly", column) is not None
+    def of_kind(self, column: str, kind: str) -> bool:
+        """Whether ``column``'s document describes a source of ``kind``."""
+        return self.kinds.get(column) == kind
 
 
 @dataclass
@@ -135,6 +139,7 @@ class History:
     others: list[str]  # git and checkout columns: "<column>: has it" / "passes"
     nightly: str
     specs: list[str]  # the pinned release's tests that fail from it
+    seen_on: str = "cpu"  # "cuda": specs are the ones that check it on a CUDA run
 
 
 def histories(matrix: Matrix, entries: list[Entry]) -> dict[str, History]:
@@ -149,10 +154,16 @@ def histories(matrix: Matrix, entries: list[Entry]) -> dict[str, History]:
         defect = defect_of(row, entries, owner)
         if defect is not None:
             cells[defect.slug][column].add(test)
-    releases = [c for c in matrix.columns if is_release(c)]
+    releases = [c for c in matrix.columns if matrix.of_kind(c, "release")]
     out = {}
     for defect in DEFECTS:
         having = cells[defect.slug]
+        if defect.seen_on != "cpu":  # the matrix runs on the CPU, where its specs are untestable
+            out[defect.slug] = History(
+                f"{defect.releases or '?'} (read from the source; not in the version matrix, "
+                f"which runs on the CPU)", f"not fixed (read from the source of {PINNED})", [],
+                f"nightly: not run on {defect.seen_on}", device_specs(defect), defect.seen_on)
+            continue
         if PINNED not in having:
             raise BugsError(f"the matrix shows no known failure of {defect.slug} on {PINNED}: "
                             "re-run nox -s upstream, or remove the defect")
@@ -162,13 +173,13 @@ def histories(matrix: Matrix, entries: list[Entry]) -> dict[str, History]:
                 bug.cells[column] = having[column]
         others, nightly = [], "nightly: not yet tested (the matrix has no nightly column)"
         for column in matrix.columns:
-            if is_release(column):
+            if matrix.of_kind(column, "release"):
                 continue
             tests = [outcome[column].get(t) for t in sorted(having[PINNED])]
             verdict = ("has it" if column in having else
                        "passes its specs" if all(t == "pass" for t in tests) else
                        "not tested or failing for another reason")
-            if is_nightly(column):
+            if matrix.of_kind(column, "nightly"):
                 nightly = f"nightly {column}: {verdict}"
             else:
                 others.append(f"{column}: {verdict}")
@@ -177,6 +188,14 @@ def histories(matrix: Matrix, entries: list[Entry]) -> dict[str, History]:
             timeline.fixed_in(bug, releases, outcome), others, nightly,
             sorted(having[PINNED]))
     return out
+
+
+def device_specs(defect: Defect) -> list[str]:
+    """The manifest's spec ids that a device-only defect names (its prefixes hold torchrl)."""
+    from conformance import manifest
+
+    wanted = tuple(manifest.spec_id(p, "torchrl") for p in defect.prefixes)
+    return sorted(s for s in manifest.spec_ids() if s.startswith(wanted))
 
 
 def unexplained(matrix: Matrix, entries: list[Entry]) -> list[str]:
@@ -193,18 +212,37 @@ def unexplained(matrix: Matrix, entries: list[Entry]) -> list[str]:
 def _upstream(defect: Defect) -> str:
     if defect.upstream != NOT_REPORTED:
         return f"reported: {defect.upstream}"
-    return f"{NOT_REPORTED} (the expectations link the related {defect.related})"
+    if defect.threads:
+        return (f"{NOT_REPORTED}: no thread reports this defect; the search ([{SEARCH_LOG}]"
+                f"({SEARCH_LOG})) found the related threads below")
+    return (f"{NOT_REPORTED}: the search ([{SEARCH_LOG}]({SEARCH_LOG})) found no thread (the "
+            f"expectations link {defect.related})")
 
 
 def block_status(defect: Defect, history: History) -> list[str]:
-    return [f"- **Releases that have it** (known failures in the matrix): {history.releases}",
-            f"- **Fixed in**: {history.fixed_in}",
-            *[f"- **Source {o.split(': ', 1)[0]}**: {o.split(': ', 1)[1]}" for o in history.others],
-            f"- **{history.nightly.split(':')[0].capitalize()}**: {history.nightly.split(': ', 1)[1]}",
-            f"- **Upstream**: {_upstream(defect)}"]
+    where = " (known failures in the matrix)" if history.seen_on == "cpu" else ""
+    lines = [f"- **Releases that have it**{where}: {history.releases}",
+             f"- **Fixed in**: {history.fixed_in}",
+             *[f"- **Source {o.split(': ', 1)[0]}**: {o.split(': ', 1)[1]}"
+               for o in history.others],
+             f"- **{history.nightly.split(':')[0].capitalize()}**: "
+             f"{history.nightly.split(': ', 1)[1]}",
+             f"- **Classification**: {KINDS[defect.kind]}",
+             f"- **Repository**: {defect.repository} (the code to change is there)",
+             f"- **Upstream**: {_upstream(defect)}"]
+    lines += [f"  - {t.url}: {t.note}" for t in defect.threads]
+    if defect.documentation:
+        lines.append(f"- **Documentation**: {defect.documentation}")
+    return lines
 
 
 def block_specs(history: History) -> list[str]:
+    if history.seen_on != "cpu":
+        return [f"{len(history.specs)} spec(s) of [torchrl-conformance](../../README.md) check it "
+                f"on a {history.seen_on} run (on the CPU, where TorchRL's trees report no device, "
+                "they pass; no expectation entry lists the failure: expectations are not per "
+                "device):", "",
+                *[f"- `{test}`" for test in history.specs]]
     return [f"{len(history.specs)} known failure(s) of torchrl {PINNED} in "
             "[torchrl-conformance](../../README.md):", "",
             *[f"- `{test}`" for test in history.specs]]
@@ -225,15 +263,24 @@ def block_reproducer(defect: Defect, bugs_dir: Path) -> list[str]:
 
 
 def block_index(histories_: dict[str, History]) -> list[str]:
-    lines = ["| defect | area | releases that have it | fixed in | upstream | "
-             f"known failures of {PINNED} it explains |", "|---|---|---|---|---|---|"]
+    lines = ["| defect | area | kind | repository | releases that have it | fixed in | upstream | "
+             f"known failures of {PINNED} it explains |", "|---|---|---|---|---|---|---|---|"]
     for d in DEFECTS:
         h = histories_[d.slug]
-        up = "not reported" if d.upstream == NOT_REPORTED else f"[reported]({d.upstream})"
+        up = ("not reported" if d.upstream == NOT_REPORTED else f"[reported]({d.upstream})")
+        if d.upstream == NOT_REPORTED and d.threads:
+            up += f" ({len(d.threads)} related)"
+        count = (str(len(h.specs)) if d.seen_on == "cpu" else
+                 f"0 on the CPU ({len(h.specs)} specs on {d.seen_on})")
         lines.append(f"| [{d.slug}]({d.slug}.md) ([reproducer]({d.slug}.py)): {d.summary} | "
-                     f"{d.area} | {h.releases} | {h.fixed_in} | {up} | {len(h.specs)} |")
-    total = sum(len(h.specs) for h in histories_.values())
-    return [*lines, f"| **all** | | | | | **{total}** |"]
+                     f"{d.area} | {KINDS[d.kind]} | {d.repository} | {h.releases} | "
+                     f"{h.fixed_in} | {up} | {count} |")
+    total = sum(len(histories_[d.slug].specs) for d in DEFECTS if d.seen_on == "cpu")
+    kinds = ", ".join(f"{sum(d.kind == k for d in DEFECTS)} {KINDS[k]}" for k in KINDS)
+    reported = sum(d.upstream != NOT_REPORTED for d in DEFECTS)
+    return [*lines, f"| **all** | | | | | | | **{total}** |", "",
+            f"{len(DEFECTS)} entries: {kinds}; {reported} reported upstream before this "
+            f"record, {len(DEFECTS) - reported} not (the search: [{SEARCH_LOG}]({SEARCH_LOG}))."]
 
 
 MARK = re.compile(r"<!-- generated: (?P<name>[\w-]+) -->\n(?P<body>.*?)<!-- end generated: "

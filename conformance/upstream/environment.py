@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from conformance import paths
-from conformance.upstream import nightly, pairing
+from conformance.upstream import nightly
 from conformance.upstream.sources import Source, SourceError
 from conformance.upstream.text import last_line, safe
 
@@ -91,11 +91,8 @@ def install_paired(source: Source, python: str, work: Path, log=print
 
     A git commit tries the candidates of its rule chain (``pairing.py``) in order and keeps the
     first that imports; ``source.pairing`` says which rules were tried and why each was left."""
-    chain = [None]
-    if source.kind == "git":
-        index = nightly.Index(sys.executable)
-        chain = pairing.candidates(source.path, source.commit, source.date,
-                                   lambda: index.versions(nightly.TENSORDICT)) or [None]
+    index = nightly.Index(sys.executable)  # asked only by a chain that needs the index
+    chain = source.tensordict_candidates(lambda: index.versions(nightly.TENSORDICT))
     tried = []
     for candidate in chain:
         if candidate is not None:
@@ -103,9 +100,8 @@ def install_paired(source: Source, python: str, work: Path, log=print
             source.pairing = [*tried, f"{candidate.tensordict}: {candidate.why}"]
         target = install(source, python, work)
         path = pythonpath(source, target)
-        imported_from = source.path if source.kind in ("checkout", "git") else target
-        reason = import_problem(python, path, imported_from,
-                                source.version if source.kind in ("release", "wheel") else None)
+        reason = import_problem(python, path, source.imported_from(target),
+                                source.checked_version)
         if not reason or candidate is None:
             return target, path, reason
         tried.append(f"{candidate.tensordict} left: {reason}")
@@ -114,8 +110,7 @@ def install_paired(source: Source, python: str, work: Path, log=print
 
 
 def pythonpath(source: Source, target: Path | None) -> str:
-    parts = [str(p) for p in (source.path if source.kind in ("checkout", "git") else None,
-                              target) if p]
+    parts = [str(p) for p in (source.tree, target) if p]
     return os.pathsep.join([*parts, str(paths.ROOT)])
 
 

@@ -388,14 +388,10 @@ def prepare(source, python: str, path: str, work: Path, git_repo: str | None,
         return done(origin=f"shipped ({Path(probe['shipped'][-1]).name}, loads next to torch {torch})")
     why = (f"its shipped {Path(probe['shipped'][-1]).name} does not load next to torch {torch} "
            f"({probe['error']})" if probe["shipped"] else "it has no compiled torchrl._torchrl")
-    kind = getattr(source, "kind", "release")
     if probe["csrc"]:
         csrc = Path(probe["csrc"])
-        what = {"release": f"torchrl {source.version}'s wheel (torchrl/csrc)",
-                "wheel": f"the wheel's torchrl/csrc ({source.argument})",
-                "git": f"torchrl/csrc of {source.argument}",
-                }.get(kind, f"the checkout's torchrl/csrc ({source.path})")
-    elif kind in ("release", "wheel"):
+        what = source.shipped_csrc()
+    elif source.csrc_from_tag:
         if not git_repo:
             problem = (f"torchrl {source.version}: {why}, its wheel ships no torchrl/csrc to build "
                        f"one from, and no TorchRL git repository was given — {GIT_FIX}")

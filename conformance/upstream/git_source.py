@@ -3,8 +3,9 @@
 The ref is resolved now (a moved branch gives a new commit, so a new column), the commit's tree
 extracted into ``WORK/src/<repo>-<sha>`` (``git archive`` of a local clone, a shallow fetch of a
 URL), and then treated as a checkout labelled by its commit, with its committer date for the
-pairing rules (``pairing.py``). Repositories and refs were checked by ``sources.parse`` (no
-leading ``-``, no shell syntax); every git command also ends its options with ``--``.
+pairing rules (``pairing.py``): ``sources.GitRef.resolve`` calls ``extract``. Repositories and
+refs were checked by ``sources.parse`` (no leading ``-``, no shell syntax); every git command
+also ends its options with ``--``. It imports nothing of ``sources`` (which imports it).
 """
 
 from __future__ import annotations
@@ -14,8 +15,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from conformance.upstream.sources import Source, SourceError, parse
 from conformance.upstream.text import last_line
+
+
+class GitError(ValueError):
+    """A ref that cannot be resolved or extracted (one line; the runner's SourceError)."""
 
 
 def _git(*args: str, **kwargs) -> subprocess.CompletedProcess:
@@ -29,26 +33,25 @@ def resolve_commit(repo: str, ref: str) -> str:
         if proc.returncode:
             problem = _git("-C", repo, "rev-parse", "--git-dir")
             if problem.returncode:
-                raise SourceError(f"git:{repo}@{ref}: {repo} is not a git repository")
-            raise SourceError(f"git:{repo}@{ref}: no commit, branch or tag {ref!r} in {repo}")
+                raise GitError(f"git:{repo}@{ref}: {repo} is not a git repository")
+            raise GitError(f"git:{repo}@{ref}: no commit, branch or tag {ref!r} in {repo}")
         return proc.stdout.strip()
     proc = _git("ls-remote", "--", repo, ref)
     if proc.returncode:
-        raise SourceError(f"git ls-remote {repo}: {last_line(proc.stderr)}")
+        raise GitError(f"git ls-remote {repo}: {last_line(proc.stderr)}")
     found = [line.split("\t") for line in proc.stdout.splitlines() if "\t" in line]
     peeled = [sha for sha, name in found if name.endswith("^{}")]  # an annotated tag's commit
     if peeled or found:
         return (peeled or [found[0][0]])[0]
     if re.fullmatch(r"[0-9a-f]{40}", ref):
         return ref
-    raise SourceError(f"git:{repo}@{ref}: {repo} has no branch or tag {ref!r}")
+    raise GitError(f"git:{repo}@{ref}: {repo} has no branch or tag {ref!r}")
 
 
-def materialize_git(source: Source, work: Path) -> Source:
+def extract(repo: str, ref: str, work: Path) -> tuple[Path, str, str | None]:
     """Extract a git ref's tree into a folder keyed by its resolved commit (a ref that moved is
-    extracted anew) and treat it as a local checkout labelled by that commit."""
-    repo = str(source.path)
-    commit = resolve_commit(repo, source.ref)
+    extracted anew): (the folder, the commit, its committer date or None)."""
+    commit = resolve_commit(repo, ref)
     name = re.sub(r"[^\w.-]+", "_", Path(repo.rstrip("/")).name.removesuffix(".git")) or "repo"
     target = work / "src" / f"{name}-{commit}"
     if not target.is_dir():
@@ -61,7 +64,7 @@ def materialize_git(source: Source, work: Path) -> Source:
                                      capture_output=True, timeout=600)
             if archive.returncode:
                 shutil.rmtree(partial, ignore_errors=True)
-                raise SourceError(f"git archive {commit}: "
+                raise GitError(f"git archive {commit}: "
                                   f"{last_line(archive.stderr.decode(errors='replace'))}")
             subprocess.run(["tar", "-x", "-C", str(partial)], input=archive.stdout, check=True)
         else:
@@ -70,14 +73,10 @@ def materialize_git(source: Source, work: Path) -> Source:
                 proc = _git(*step, cwd=partial)
                 if proc.returncode:
                     shutil.rmtree(partial, ignore_errors=True)
-                    raise SourceError(f"git {step[0]} {repo}@{source.ref}: "
+                    raise GitError(f"git {step[0]} {repo}@{ref}: "
                                       f"{last_line(proc.stderr)}")
         partial.rename(target)
-    resolved = parse(str(target))
-    resolved.argument, resolved.kind, resolved.ref = source.argument, "git", source.ref
-    resolved.commit = commit
-    resolved.date = commit_date(repo, commit)
-    return resolved
+    return target, commit, commit_date(repo, commit)
 
 
 def commit_date(repo: str, commit: str) -> str | None:

@@ -18,14 +18,12 @@ import os
 import sys
 from pathlib import Path
 
+from conformance import record as shape
 from conformance.files import atomic_write
 from conformance.upstream import timeline
 
-RECORDS = "sources"  # folder beside the per-source results files
-
-
-def record_path(results: Path) -> Path:
-    return results.parent / RECORDS / results.name
+RECORDS = shape.RUNNER_RECORDS  # folder beside the per-source results files
+record_path = shape.runner_record
 
 
 def write_record(results: Path, record: dict) -> Path:
@@ -92,7 +90,7 @@ def preface(results_files, records: list[dict] | None = None, extra: list[str] |
     """The sections that go before the matrix: sources, timeline, anything extra (disk)."""
     records = read_records(results_files) if records is None else records
     lines = ["### Sources", "", *sources_table(records), *(extra or [])]
-    return [*lines, *timeline.render(timeline.load(results_files))]
+    return [*lines, *timeline.render(*timeline.load(results_files))]
 
 
 def insert(markdown: Path, lines: list[str], title: str | None = None) -> None:

@@ -39,6 +39,7 @@ from pathlib import Path
 
 from conformance import history, outcomes, paths
 from conformance import record as record_shape
+from conformance.admission import not_a_run
 from conformance.cli import OneLineErrors
 from conformance.plugin.completeness import PARTIAL_EXIT, flag, rows_reason
 from conformance.reporting.results_file import ResultsFileError
@@ -52,7 +53,6 @@ from conformance.upstream.environment import (  # noqa: F401
     install,
     install_paired,
 )
-from conformance.upstream.git_source import materialize_git
 from conformance.upstream.sources import Source, SourceError, parse, shown
 from conformance.upstream.text import safe
 from conformance.verdict import Status, Verdict
@@ -158,13 +158,8 @@ def unresolved_label(argument: str) -> str:
 
 def resolve(argument: str, args) -> Source:
     """A source argument pinned down: parsed, a git ref extracted, a nightly paired."""
-    source = parse(argument)
-    if source.kind == "git":
-        return materialize_git(source, args.work_dir)
-    if source.kind == "nightly":
-        torches = list(dict.fromkeys([*args.base, *NIGHTLY_TORCHES]))
-        return nightly.resolve(source, nightly.Index(sys.executable), torches, args.work_dir / "wheels")
-    return source
+    torches = list(dict.fromkeys([*args.base, *NIGHTLY_TORCHES]))  # a nightly's pairing
+    return parse(argument).resolve(args.work_dir, torches)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -181,6 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pytest-args", default="", help="extra pytest arguments, quoted as in a shell")
     parser.add_argument("--reports-dir", type=Path, default=REPORTS,
                         help="where results and the matrix go (default: reports/)")
+    parser.add_argument("--history-dir", type=Path, default=None,
+                        help="where complete runs are recorded (default: REPORTS_DIR/history; "
+                             "the workflows cache reports/history)")
     parser.add_argument("--work-dir", type=Path, default=WORK,
                         help="where sources are installed and extracted (default: .nox/_upstream)")
     parser.add_argument(extension.GIT_OPTION, dest="torchrl_git", metavar="PATH_OR_URL",
@@ -216,8 +214,16 @@ def parse_args(argv=None) -> argparse.Namespace:
     for file in args.expectations:
         if file != "none" and not Path(file).is_file():
             parser.error(f"--expectations {file}: no such file")
-    if args.reports_dir.exists() and not args.reports_dir.is_dir():
-        parser.error(f"--reports-dir {args.reports_dir}: not a directory")
+    for name, folder in (("--reports-dir", args.reports_dir), ("--history-dir", args.history_dir)):
+        if folder is not None and folder.exists() and not folder.is_dir():
+            parser.error(f"{name} {folder}: not a directory")
+    if args.history_dir is not None:  # records are added there: never a folder of the project
+        where = args.history_dir.resolve()
+        inside = where.relative_to(ROOT).parts if where.is_relative_to(ROOT) else None
+        work = bool(inside) and inside[0].startswith(".") and inside[0] not in (".github", ".ci", ".git")
+        if inside is not None and not where.is_relative_to(REPORTS) and not work:
+            parser.error(f"--history-dir {args.history_dir}: a folder of the project; use "
+                         f"{history.FOLDER.relative_to(ROOT)} or a folder of your own")
     from conformance.reporting import destination
 
     try:  # checked before anything is installed: never a file of the project or a foreign one
@@ -231,13 +237,10 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def default_expectations(source: Source) -> list[str]:
-    """A nightly's file; for a git ref or a checkout (a development tree), its release's file
-    when there is one, else the nightly's; none for the rest (pytest picks a release's own file
-    by its version)."""
-    if source.kind in ("git", "checkout"):
-        own = ROOT / "conformance" / "expectations" / f"torchrl-{source.version}.txt"
-        return [str(own if own.is_file() else NIGHTLY_EXPECTATIONS)]
-    return [str(NIGHTLY_EXPECTATIONS)] if source.kind == "nightly" else []
+    """The source's own default (``Source.default_expectations``): a nightly's file; for a git
+    ref or a checkout (a development tree), its release's file when there is one, else the
+    nightly's; none for the rest (pytest picks a release's own file by its version)."""
+    return source.default_expectations(ROOT / "conformance" / "expectations", NIGHTLY_EXPECTATIONS)
 
 
 def check_source(argument: str, args, taken: set[str]) -> tuple[str, Verdict, Path, dict]:
@@ -304,8 +307,16 @@ def check_source(argument: str, args, taken: set[str]) -> tuple[str, Verdict, Pa
                          "results (see its output above)", args.pytest_args, source.describe(label))
         rows = _rows(results)
     judged = verdict(rows, returncode)
-    complete = returncode != PARTIAL_EXIT and not complete_reason(rows)
-    return label, judged, _promote(results, complete), record
+    return label, judged, _promote(results, admissible(rows, returncode)), record
+
+
+def admissible(rows: list[dict], returncode: int | None) -> bool:
+    """Whether a source's rows may replace its stored column (and its sources record, the
+    matrix, the bug reports): a complete run in which every spec ran. Rows written for a pytest
+    that died (NOT TESTED, every one) are complete by count and still nothing that ran."""
+    if returncode == PARTIAL_EXIT or complete_reason(rows):
+        return False
+    return not_a_run({"rows": rows}) is None
 
 
 def _promote(results: Path, complete: bool) -> Path:
@@ -317,14 +328,21 @@ def _promote(results: Path, complete: bool) -> Path:
     return final
 
 
+def source_order(results: Path) -> tuple:
+    """Where a results file's column goes: the order of the source its document describes
+    (``conformance.record.source_order``); one that cannot be read goes last, by name."""
+    try:
+        return (0, record_shape.source_order(read_results(results)["source"]), results.stem)
+    except ResultsFileError:
+        return (1, (), results.stem)
+
+
 def earlier_results(reports_dir: Path, this_run: list[Path]) -> list[tuple[Path, dict]]:
     """Results of other sources left in ``reports_dir/upstream`` by earlier runs (with their
     sources record), so that re-testing one release does not drop the other columns."""
-    from conformance.upstream.timeline import version_key
-
     mine = {p.resolve() for p in this_run}
     found = []
-    for path in sorted((reports_dir / "upstream").glob("*.json"), key=lambda p: version_key(p.stem)):
+    for path in sorted((reports_dir / "upstream").glob("*.json"), key=source_order):
         record = report.record_path(path)
         if path.resolve() in mine or not record.is_file():
             continue
@@ -364,7 +382,8 @@ def main(argv=None) -> int:
             records.append(report.write_record(results, record))
             # complete runs only: a source whose results went to upstream/partial/ is not one
             if results.parent.name != PARTIAL_FOLDER and judged.complete:
-                history.record_quietly(results, record, args.reports_dir / "history", log)
+                history.record_quietly(results, record,
+                                       args.history_dir or args.reports_dir / "history", log)
     disk = report.disk_lines([args.work_dir, *sorted(args.work_dir.parent.glob("_upstream-base-torch*")),
                               *(Path(p).parent.parent for p in args.base.values())])
     for line in filter(None, disk):
@@ -386,11 +405,10 @@ def main(argv=None) -> int:
                       record.get("outcomes", "")))
         result_files.append(path)
         records.append(report.record_path(path))
-    if earlier:  # one version order for this run's columns and the kept ones
-        from conformance.upstream.timeline import version_key
-
-        table.sort(key=lambda row: version_key(row[0]))
-        pairs = sorted(zip(result_files, records, strict=True), key=lambda p: version_key(p[0].stem))
+    if earlier:  # one order for this run's columns and the kept ones: their sources'
+        order = {path.stem: source_order(path) for path in result_files}
+        table.sort(key=lambda row: order.get(row[0], (9,)))
+        pairs = sorted(zip(result_files, records, strict=True), key=lambda p: order[p[0].stem])
         result_files, records = [p[0] for p in pairs], [p[1] for p in pairs]
     if result_files:
         from conformance.reporting.matrix import md, write_reports

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import zipfile
 from dataclasses import dataclass, field
+from typing import ClassVar
 from pathlib import Path
 
 from conformance import record
@@ -71,8 +72,13 @@ def iso_day(day: str | None) -> str | None:
 
 @dataclass
 class Source:
+    """A TorchRL source given to the runner. One subclass per kind owns what differs between
+    kinds: how it is resolved, its label, its default expectations, what goes on the path, how
+    its import is checked and where its C++ sources come from. Nothing outside this module asks
+    a source for its kind to decide what to do; ``kind`` is only recorded (``describe``)."""
+
+    kind: ClassVar[str] = ""
     argument: str
-    kind: str  # release | wheel | checkout | git | nightly
     version: str  # torchrl version (for pairing and expectations)
     install: list[str] = field(default_factory=list)  # pip requirements / files, --no-deps
     path: Path | None = None  # checkout directory put on PYTHONPATH
@@ -93,26 +99,52 @@ class Source:
         return re.sub(r"\.{2,}", "_", self._label()).strip(".") or "source"
 
     def _label(self) -> str:
-        """The column (and results file) name: a git ref by its commit, so two refs of one
-        version, or a ref before and after it moved, never share one."""
-        version = safe(self.version or "unknown")
-        if self.kind == "release":
-            return version
-        if self.kind == "wheel":
-            return safe(self.full_version or self.version)
-        if self.kind == "nightly":
-            return f"nightly-{version if self.version else 'unresolved'}"
-        if self.kind == "git" and self.commit:
-            return f"{version}+git.{safe(self.commit[:7])}"
-        return f"{version}+{self.kind}"
+        """The column (and results file) name."""
+        return f"{safe(self.version or 'unknown')}+{self.kind}"
 
     def describe(self, label: str | None = None) -> dict:
         """What a results document records of this source (``conformance.record``): its kind,
         label (the column: ``label`` when the runner numbered it), version, commit and date."""
-        day = self.version if self.kind == "nightly" else self.date
         return record.describe(self.kind, label or self.label,
                                self.full_version or self.version or None, self.commit,
-                               iso_day(day), self.argument)
+                               iso_day(self.date), self.argument)
+
+    def resolve(self, work: Path, base_torches: list[str]) -> Source:
+        """The source pinned down (a git ref extracted, a nightly paired); most are already."""
+        return self
+
+    def default_expectations(self, expectations: Path, nightly_file: Path) -> list[str]:
+        """The expectations files it is judged against when none is given: none (pytest picks a
+        release's own file by its version)."""
+        return []
+
+    @property
+    def tree(self) -> Path | None:
+        """A source tree put on PYTHONPATH ahead of what was installed (None: none)."""
+        return None
+
+    def imported_from(self, target: Path) -> Path:
+        """Where ``import torchrl`` must load from for the source under test to be tested."""
+        return self.tree or target
+
+    @property
+    def checked_version(self) -> str | None:
+        """The version ``torchrl`` must report once imported (None: not checked)."""
+        return None
+
+    def tensordict_candidates(self, index_versions) -> list:
+        """The rule chain's tensordict candidates, tried in order (``[None]``: the pin)."""
+        return [None]
+
+    def shipped_csrc(self) -> str:
+        """What a ``torchrl/csrc`` found in the installed package is, for the build's log."""
+        return f"the checkout's torchrl/csrc ({self.path})"
+
+    @property
+    def csrc_from_tag(self) -> bool:
+        """Whether, shipping no ``torchrl/csrc``, its C++ sources are those of the git tag
+        ``v<version>`` (a release's wheel: 0.4 to 0.9 ship none)."""
+        return False
 
     @property
     def tensordict(self) -> str:
@@ -128,6 +160,126 @@ class Source:
     @property
     def helpers(self) -> list[str]:
         return extras_for(self.version) if self.extras is None else self.extras
+
+
+def _own_or_nightly(version: str, expectations: Path, nightly_file: Path) -> list[str]:
+    own = expectations / f"torchrl-{version}.txt"
+    return [str(own if own.is_file() else nightly_file)]
+
+
+@dataclass
+class Release(Source):
+    """``0.13.3``: a release from the package index."""
+
+    kind: ClassVar[str] = "release"
+
+    def _label(self) -> str:
+        return safe(self.version or "unknown")
+
+    @property
+    def checked_version(self) -> str | None:
+        return self.version
+
+    def shipped_csrc(self) -> str:
+        return f"torchrl {self.version}'s wheel (torchrl/csrc)"
+
+    @property
+    def csrc_from_tag(self) -> bool:
+        return True
+
+
+@dataclass
+class Wheel(Release):
+    """``path/to/torchrl-X-*.whl``: a wheel file, labelled by its whole version."""
+
+    kind: ClassVar[str] = "wheel"
+
+    def _label(self) -> str:
+        return safe(self.full_version or self.version or "unknown")
+
+    def shipped_csrc(self) -> str:
+        return f"the wheel's torchrl/csrc ({self.argument})"
+
+
+@dataclass
+class Checkout(Source):
+    """``path/to/rl``: a local source checkout, put on the path as it is (a development tree:
+    judged against its release's expectations when there are some, else the nightly's)."""
+
+    kind: ClassVar[str] = "checkout"
+
+    @property
+    def tree(self) -> Path | None:
+        return self.path
+
+    def default_expectations(self, expectations: Path, nightly_file: Path) -> list[str]:
+        return _own_or_nightly(self.version, expectations, nightly_file)
+
+
+@dataclass
+class GitRef(Checkout):
+    """``git:REPO@REF``: a git ref, resolved to a commit and extracted (``git_source.py``), then
+    a checkout labelled by its commit (two refs of one version, or a ref before and after it
+    moved, never share a column), paired by its committer date (``pairing.py``)."""
+
+    kind: ClassVar[str] = "git"
+
+    def _label(self) -> str:
+        if self.commit:
+            return f"{safe(self.version or 'unknown')}+git.{safe(self.commit[:7])}"
+        return super()._label()
+
+    def resolve(self, work: Path, base_torches: list[str]) -> Source:
+        from conformance.upstream import git_source
+
+        try:
+            target, commit, date = git_source.extract(str(self.path), self.ref, work)
+        except git_source.GitError as exc:
+            raise SourceError(str(exc)) from None
+        tree = parse(str(target))  # the extracted tree, checked as a checkout is
+        return GitRef(self.argument, tree.version, path=tree.path, ref=self.ref, commit=commit,
+                      date=date)
+
+    def tensordict_candidates(self, index_versions) -> list:
+        from conformance.upstream import pairing
+
+        return pairing.candidates(self.path, self.commit, self.date, index_versions) or [None]
+
+    def shipped_csrc(self) -> str:
+        return f"torchrl/csrc of {self.argument}"
+
+
+@dataclass
+class Nightly(Source):
+    """``nightly``, ``nightly:DATE`` or a nightly wheel file: a torchrl-nightly build, labelled
+    and dated by its day, paired by its rule chain (``nightly.py``)."""
+
+    kind: ClassVar[str] = "nightly"
+
+    def _label(self) -> str:
+        return f"nightly-{safe(self.version) if self.version else 'unresolved'}"
+
+    def describe(self, label: str | None = None) -> dict:
+        described = super().describe(label)
+        described["date"] = iso_day(self.version)  # a nightly's version is its build day
+        return described
+
+    def resolve(self, work: Path, base_torches: list[str]) -> Source:
+        import sys
+
+        from conformance.upstream import nightly
+
+        return nightly.resolve(self, nightly.Index(sys.executable), base_torches, work / "wheels")
+
+    def default_expectations(self, expectations: Path, nightly_file: Path) -> list[str]:
+        return [str(nightly_file)]
+
+    def shipped_csrc(self) -> str:
+        return f"the nightly wheel's torchrl/csrc ({self.argument})"
+
+
+#: every kind the runner accepts, by the name its results record
+KINDS = {cls.kind: cls for cls in (Release, Wheel, Checkout, GitRef, Nightly)}
 
 
 def _checkout_version(path: Path) -> str:
@@ -172,10 +324,10 @@ def _parse(argument: str) -> Source:
     if len(argument) > MAX_ARGUMENT or "\x00" in argument or "\n" in argument:
         raise SourceError(f"{shown(argument)!r} is too long or not one line")
     if RELEASE.match(argument):
-        return Source(argument, "release", argument, [f"torchrl=={argument}"])
+        return Release(argument, argument, [f"torchrl=={argument}"])
     nightly_match = NIGHTLY.match(argument)
     if nightly_match:
-        return Source(argument, "nightly", nightly_match.group(1) or "")
+        return Nightly(argument, nightly_match.group(1) or "")
     if argument.startswith("git:"):
         repo, sep, ref = argument[4:].rpartition("@")
         if not sep or not repo or not ref:
@@ -184,14 +336,13 @@ def _parse(argument: str) -> Source:
             raise SourceError(f"{shown(argument)!r}: a repository or ref cannot start with '-'")
         if not GIT_REF.match(ref):
             raise SourceError(f"{shown(argument)!r}: {ref!r} is not a branch, tag or commit name")
-        return Source(argument, "git", "unknown", path=Path(repo), ref=ref)
+        return GitRef(argument, "unknown", path=Path(repo), ref=ref)
     path = Path(argument)
     if NIGHTLY_WHEEL.match(path.name):
         if not path.is_file():
             raise SourceError(f"no such wheel file: {shown(argument)}")
         _check_wheel(path, argument)
-        return Source(argument, "nightly", NIGHTLY_WHEEL.match(path.name).group(1),
-                      [str(path.resolve())])
+        return Nightly(argument, NIGHTLY_WHEEL.match(path.name).group(1), [str(path.resolve())])
     if argument.endswith(".whl"):
         match = WHEEL.search(path.name)
         if not match:
@@ -199,10 +350,9 @@ def _parse(argument: str) -> Source:
         if not path.is_file():
             raise SourceError(f"no such wheel file: {argument}")
         _check_wheel(path, argument)
-        return Source(argument, "wheel", match.group(2), [str(path.resolve())],
-                      full_version=match.group(1))
+        return Wheel(argument, match.group(2), [str(path.resolve())], full_version=match.group(1))
     if path.is_dir():
-        return Source(argument, "checkout", _checkout_version(path), path=path.resolve())
+        return Checkout(argument, _checkout_version(path), path=path.resolve())
     raise SourceError(
         f"{shown(argument)!r} is neither a release (0.13.3), a wheel file, a checkout "
         "directory, nightly[:YYYY.MM.DD] nor git:REPO@REF"

@@ -4,8 +4,9 @@ A known bug is an upstream link of the expectations files: every cell of the mat
 known failure carries its entry's reason and link (the row's fields ``reason`` and ``link``). For each link, the timeline gives the releases whose column has such a
 cell, and the first later column in which every spec that had it in its last release passes
 ("fixed in"). Failures without an entry (a run with ``--expectations none``, a regression) are
-listed per spec the same way. Columns are ordered by version (releases, then a checkout or git
-ref of the same version after them).
+listed per spec the same way. Columns are ordered as their documents describe their sources
+(``conformance.record.source_order``: by version, a checkout or git ref after the release of
+its version, then nightlies by day); no label is read for a version.
 
     python -m conformance.upstream.timeline reports/upstream/*.json   # prints the section
 """
@@ -13,26 +14,15 @@ ref of the same version after them).
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conformance import record
+
 FAILING = {"fail", "error"}
 TITLE = "### Timeline of known upstream bugs (computed from the matrix)"
-
-
-def version_key(label: str) -> tuple:
-    """0.5.0 < 0.12.0 < 0.14.0+git; labels that are not versions keep their place at the end."""
-    nightly = re.fullmatch(r"nightly-(\d+)\.(\d+)\.(\d+)(.*)", label)
-    if nightly:  # by date, as numbers: nightly-2027.9.30 before nightly-2027.10.1
-        return (1, tuple(int(nightly.group(i)) for i in (1, 2, 3)), nightly.group(4))
-    match = re.match(r"(\d+(?:\.\d+)*)(.*)$", label)
-    if not match:
-        return (2, (), label)
-    numbers = tuple(int(p) for p in match.group(1).split("."))
-    return (0, numbers, match.group(2))
 
 
 @dataclass
@@ -60,25 +50,33 @@ def _test(row: dict) -> str:
     return f"{row['area']} :: {row['spec']}" + (f"[{row['parameters']}]" if row["parameters"] else "")
 
 
-def load(paths) -> list[dict]:
+def load(paths) -> tuple[list[dict], dict[str, tuple]]:
     """The rows of results files, through the versioned reader (every schema's rows have the
-    fields ``reason`` and ``link``)."""
+    fields ``reason`` and ``link``), and the order of their columns (column -> sort key, from
+    the source each document describes)."""
     from conformance.reporting.results_file import read
 
-    rows = []
+    rows, order = [], {}
     for path in paths:
-        rows += read(Path(path))["rows"]
-    return rows
+        document = read(Path(path))
+        rows += document["rows"]
+        key = record.source_order(document["source"])
+        for row in document["rows"]:
+            order.setdefault(row["implementation_version"], key)
+    return rows, order
 
 
-def compute(rows: list[dict]) -> tuple[list[str], list[Bug], dict[str, dict[str, str]]]:
-    """(columns in version order, bugs, outcome of every test in every column).
+def compute(rows: list[dict], order: dict[str, tuple]
+            ) -> tuple[list[str], list[Bug], dict[str, dict[str, str]]]:
+    """(columns in ``order`` (column -> sort key, see ``load``), bugs, outcome of every test in
+    every column).
 
     Cells are grouped by (link, reason) first; groups of one link that span the same columns
     and are fixed in the same column are one bug (one row), groups of one link with different
     histories stay apart (e.g. a missing argument in 0.6.x and a wrong mask from 0.7.2 on).
     """
-    columns = sorted(dict.fromkeys(r["implementation_version"] for r in rows), key=version_key)
+    columns = sorted(dict.fromkeys(r["implementation_version"] for r in rows),
+                     key=lambda c: (order[c], c))
     outcome: dict[str, dict[str, str]] = defaultdict(dict)
     groups: dict[tuple[str, str], Bug] = {}
     for row in rows:
@@ -137,11 +135,11 @@ def fixed_in(bug: Bug, columns: list[str], outcome: dict[str, dict[str, str]]) -
     return column if not other else f"{column} ({other} of its {len(seen)} specs fail there for another reason)"
 
 
-def render(rows: list[dict]) -> list[str]:
+def render(rows: list[dict], order: dict[str, tuple]) -> list[str]:
     """The timeline section of the upstream report, as Markdown lines."""
     if not rows:
         return []
-    columns, bugs, outcome = compute(rows)
+    columns, bugs, outcome = compute(rows, order)
     lines = [TITLE, "",
              f"Columns in version order: {', '.join(columns)}. A bug is an upstream link of the "
              "expectations files (one row per link and history); 'releases' are the columns with "
@@ -167,7 +165,7 @@ def main(argv=None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("results", nargs="+", type=Path, help="per-source results files")
     args = parser.parse_args(argv)
-    sys.stdout.write("\n".join(render(load(args.results))) + "\n")
+    sys.stdout.write("\n".join(render(*load(args.results))) + "\n")
     return 0
 
 

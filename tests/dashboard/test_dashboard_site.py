@@ -1,4 +1,5 @@
-"""The dashboard without a browser: the history store's refusals, flips, verdicts and the CLI."""
+"""The dashboard without a browser: spec keys, flips, verdicts and the CLI (the history store's
+own tests: tests/history/)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,6 @@ import re
 import subprocess
 import sys
 
-import pytest
-
-from conformance import history
 from conformance.dashboard import flips
 from conformance.dashboard.build import build
 from conformance.dashboard.data import Source, spec_key
@@ -34,46 +32,11 @@ def _results(folder, label, rows, partial=None, started=1_790_000_000.0):
 
 
 def test_spec_key_drops_the_implementation_only():
-    assert spec_key("conformance/test_x.py::test_y[torchrl-a=1-b=2]") == "test_x.py::test_y[a=1-b=2]"
-    assert spec_key("conformance/test_x.py::test_y[torchrl]") == "test_x.py::test_y"
-    assert spec_key("conformance/test_x.py::test_y") == "test_x.py::test_y"
-
-
-def test_history_records_a_complete_run_once_and_never_rewrites_it(tmp_path):
-    label = "nightly-2026.7.8"
-    results = _results(tmp_path / "up", label, [
-        _row("test_a", "pass", label), _row("test_b", "fail", label, False, "boom\nmore")])
-    store = tmp_path / "history"
-    path = history.record(results, {"argument": "nightly:2026.7.8", "status": "1 unexpected"}, store,
-                          commit="abc")
-    entry = json.loads(path.read_text())
-    assert path.name == f"{label}@20260921T141320Z.json"
-    cell = entry["cells"]["conformance/test_prioritized_replay.py::test_b[torchrl-a=1]"]
-    assert cell == {"o": "fail", "m": "boom", "u": 1}
-    assert entry["source"]["argument"] == "nightly:2026.7.8" and entry["suite_commit"] == "abc"
-    assert history.record(results, None, store, commit="abc") == path  # the same run: no change
-    # another run under the same name is refused: append-only
-    _results(tmp_path / "up", label, [_row("test_a", "fail", label, False)])
-    with pytest.raises(history.HistoryError, match="append-only"):
-        history.record(results, None, store, commit="abc")
-    assert json.loads(path.read_text()) == entry
-
-
-@pytest.mark.parametrize("case, why", [
-    ("partial", "partial run"), ("not tested", "not tested: NOT TESTED: no wheel"),
-    ("unresolved", "never resolved"), ("other label", "not of"),
-])
-def test_history_refuses_what_is_not_a_complete_run(tmp_path, case, why):
-    label = "unresolved-typo" if case == "unresolved" else "nightly-2026.7.8"
-    rows = [_row("test_a", "pass", label)]
-    if case == "not tested":
-        rows.append(_row("test_b", "not tested", label, False, "NOT TESTED: no wheel"))
-    if case == "other label":
-        rows = [_row("test_a", "pass", "0.14.1")]
-    results = _results(tmp_path / "up", label, rows, partial="-k narrowed" if case == "partial" else None)
-    with pytest.raises(history.HistoryError, match=why):
-        history.record(results, None, tmp_path / "history", commit="abc")
-    assert not (tmp_path / "history").exists()
+    assert spec_key("conformance/test_x.py::test_y[torchrl-a=1-b=2]", "torchrl") == \
+        "test_x.py::test_y[a=1-b=2]"
+    assert spec_key("conformance/test_x.py::test_y[torchrl]", "torchrl") == "test_x.py::test_y"
+    assert spec_key("conformance/test_x.py::test_y", "torchrl") == "test_x.py::test_y"
+    assert spec_key("conformance/test_x.py::test_y[sb3-a=1]", "sb3") == "test_x.py::test_y[a=1]"
 
 
 def _source(label, cells):

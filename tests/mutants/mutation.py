@@ -35,18 +35,11 @@ import sys
 import time
 from pathlib import Path
 
+from conformance.areas import ORDER
 from conformance.paths import ROOT
 
-AREAS = {
-    "tanh_normal_mode": ["impls/tanh_normal_mode.py"],
-    # composite_entropy.py: the per-head entropy weights mixed into the reference ClipPPOLoss,
-    # checked by the composite specs (entropy_loss), not by the PPO value-clipping ones
-    "composite_log_prob": ["impls/composite_log_prob.py", "impls/composite_entropy.py"],
-    "sac_done_states": ["impls/sac_done_states.py"],
-    "ppo_value_clipping": ["impls/ppo_value_clipping.py"],
-    "prioritized_replay": ["impls/segment_tree.py", "impls/prioritized_replay.py",
-                           "impls/replay_checkpoint.py", "impls/prioritized_buffers.py"],
-}
+#: each area's reference files, as conformance/areas.py declares them (the one list of areas)
+AREAS = {area.name: list(area.impls) for area in ORDER}
 STAGE = ROOT / ".nox" / "mutation"
 #: the classifications, one file per area (``classified/<area>.json``) so that work on one area
 #: never conflicts with another's

@@ -194,3 +194,17 @@ def test_an_unknown_area_or_a_missing_expectations_file_fails_at_import(tmp_path
         embed.specs("torchrl", areas=["ppo"])
     with pytest.raises(FileNotFoundError, match="no such file"):
         embed.specs("torchrl", expectations=tmp_path / "missing.txt")
+
+
+def test_a_whole_child_run_that_is_partial_gives_no_spec_a_verdict(tmp_path):
+    """The embed host is a parent: when every spec was asked for and the child's results say
+    partial (a thread changed global state, a spec did not run), no host test passes."""
+    spec_id = embed.spec_ids()[0]
+    spec = embed.Spec(spec_id, embed.Embedding("torchrl", None, None, ()))
+    row = {"nodeid": spec_id, "outcome": "pass", "expected": True, "message": ""}
+    embed.ChildRun(tmp_path, 0, {spec_id: row}, "", None, whole=True).check(spec)  # passes
+    run = embed.ChildRun(tmp_path, 0, {spec_id: row}, "", "1 change(s) of global state by a "
+                         "thread", whole=True)
+    with pytest.raises(pytest.fail.Exception, match="not complete, so no spec has a verdict: 1 "
+                       "change"):
+        run.check(spec)

@@ -61,7 +61,7 @@ def _gate(tmp_path, *, real_upstream=False, **env):
         "exit 0\n")
     (fake / "python").chmod(0o755)
     # the checkout's dependencies, as if installed (keyed by content: the requirements)
-    deps = sources.Source("caller", "checkout", "0.14.1")
+    deps = sources.Checkout("caller", "0.14.1")
     cached = tmp_path / "work" / f"0.14.1-deps-{content_key([deps.tensordict, *deps.helpers])}"
     cached.mkdir(parents=True, exist_ok=True)
     (cached / ".installed").write_text("")
@@ -86,8 +86,8 @@ def test_the_callers_source_and_expectations_are_always_what_is_gated(tmp_path, 
     assert proc.returncode == 0, proc.stderr
     out, caller = tmp_path / "out", tmp_path / "caller"
     upstream = ["-m", "nox", "-s", "upstream", "--", str(caller), "--only-this-run",
-                "--expectations", f"{caller}/.github/exp.txt", "--pytest-args",
-                "-k 'ppo and not tanh'", "--reports-dir", str(out)]
+                "--expectations", f"{caller}/.github/exp.txt",
+                "--pytest-args=-k 'ppo and not tanh'", "--reports-dir", str(out)]
     assert calls[0] == upstream
     runner.parse_args(upstream[5:])  # the runner accepts exactly this
     beside = [["-m", "nox", "-s", "conformance", "--", "--impl", "reference",
@@ -138,10 +138,10 @@ def test_a_caller_whose_torchrl_does_not_import_fails_with_reference_beside(tmp_
 
 @pytest.mark.slow
 @pytest.mark.parametrize("pytest_args", [
-    " ".join(f"--ignore={f}" for f in SPEC_FILES), "-k counterexample"])
+    "conformance/test_ppo_value_clipping.py", "-k counterexample"])
 def test_a_narrowed_run_of_a_working_torchrl_exits_3(tmp_path, pytest_args):
     """As tried: --pytest-args '--ignore=...' over the five spec files gave 'conformant to
-    expectations: 6 pass', exit 0; '-k counterexample' said PARTIAL RUN and exited 0."""
+    expectations: 6 pass', exit 0 (--ignore is now off the allow-list: refused in one line); '-k counterexample' said PARTIAL RUN and exited 0."""
     _caller(tmp_path, _working_init())
     proc, _ = _gate(tmp_path, real_upstream=True, PYTEST_ARGS=pytest_args)
     assert proc.returncode == 3, proc.stdout[-3000:] + proc.stderr
@@ -173,7 +173,13 @@ def test_the_workflow_checks_out_release_tags_and_publishes_only_this_runs_repor
     "-o python_files=test_ppo_value_clipping.py", "-o python_functions=test_baselines*",
     "-c other.ini --rootdir .", "--confcutdir=/", "--noconftest", "--override-ini=x=y",
     "--expectations none", "--device cpu", "--spec-timeout 0", "tests/", "/tmp",
-    "conformance/../tests"])
+    "conformance/../tests",
+    # round four (allow-list): outcome-changing plug-ins, files written, abbreviations, bounds
+    "--reruns=3", "--reruns 2 -k ppo", "--log-file=README.md", "-k test_interface --log-file=README.md",
+    "--debug=FILE", "--debug", "--co", "--collect-only", "--timeout=0.5 --timeout-method=thread",
+    "-n 99999", "-n -1", "--numprocesses=99999", "--spec-timeout nan", "--spec-timeout=inf",
+    "-p rerunfailures", "--count=3", "-k", "--junit-xml=README.md", "--lf", "-s",
+    " ".join(f"--ignore={f}" for f in SPEC_FILES), "--deselect conformance/test_x.py::t"])
 def test_arguments_the_gate_owns_are_refused_in_one_line_before_anything_runs(tmp_path,
                                                                              pytest_args):
     """As tried: PYTEST_ARGS="--impl reference" labelled 257 reference rows 'torchrl 0.14.1',
@@ -183,6 +189,15 @@ def test_arguments_the_gate_owns_are_refused_in_one_line_before_anything_runs(tm
     assert proc.returncode == 2 and calls == [], proc.stderr
     (line,) = proc.stderr.strip().splitlines()
     assert line.startswith("gate.sh: PYTEST_ARGS: "), line
+
+
+def test_pytest_args_starting_with_a_dash_reach_the_runner_as_one_value(tmp_path):
+    """As tried: PYTEST_ARGS=-x through the gate said "--pytest-args: expected one argument"."""
+    _caller(tmp_path, "")
+    proc, calls = _gate(tmp_path, TORCHRL_REF="0.14.1", PYTEST_ARGS="-x")
+    assert proc.returncode == 0, proc.stderr
+    assert "--pytest-args=-x" in calls[0]
+    assert runner.parse_args(calls[0][5:]).pytest_args == ["-x"]
 
 
 @pytest.mark.parametrize("folder", ["reports", ".", "..", "conformance", "reports/upstream",

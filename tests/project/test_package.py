@@ -104,7 +104,9 @@ def test_console_with_an_unwritable_report_dir_is_one_line(tmp_path):
 def test_console_passes_the_users_pytest_arguments_after_its_own():
     args = console.build_parser().parse_args(["--impl", "mypkg.mod:IMPL", "--", "-k", "ppo"])
     command = console.pytest_command(args)
-    assert command[:2] == ["--pyargs", "conformance"] and command[-2:] == ["-k", "ppo"]
+    assert command[:2] == ["--pyargs", "conformance"]
+    # the user's arguments after the console's own; the console always judges completeness
+    assert command[-3:] == ["-k", "ppo", "--require-complete"]
     assert command[command.index("--impl") + 1] == "mypkg.mod:IMPL"
 
 
@@ -269,8 +271,11 @@ def test_an_installed_run_from_an_empty_folder_gives_the_in_repo_rows(installed,
     partial = other / "reports" / "partial" / "results.json"
     assert _outcomes(json.loads(partial.read_text())) == expected, \
         pytest_run.stdout[-2000:]
-    # the same PARTIAL verdict line as the checkout's run (narrowed by -k in all three)
-    assert console_run.returncode == pytest_run.returncode == in_repo.returncode
+    # narrowed by -k: plain pytest exits as pytest does; the console is a verdict (a parent
+    # that reads the results): a partial run is never 0
+    assert pytest_run.returncode == in_repo.returncode
+    assert console_run.returncode == 6, console_run.stderr[-2000:]
+    assert "torchrl-conformance: PARTIAL RUN: not a conformance verdict" in console_run.stderr
     assert _tree_hash(site) == before
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from conformance import manifest
 from conformance.plugin import expectations as exp
-from conformance.upstream import draft_expectations, git_source, runner, sources
+from conformance.upstream import draft_expectations, runner, sources
 from conformance.upstream.environment import content_key
 from conformance.verdict import Status, Verdict
 from tests.conftest import ROOT
@@ -84,7 +84,7 @@ def _runner(tmp_path, *argv, env=None):
 
 def _installed_deps(work):
     """The 0.14.1 checkout's dependencies, as if installed (the folder is keyed by content)."""
-    deps = sources.Source("x", "checkout", "0.14.1")
+    deps = sources.Checkout("x", "0.14.1")
     folder = work / f"0.14.1-deps-{content_key([deps.tensordict, *deps.helpers])}"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / ".installed").write_text("")
@@ -181,19 +181,19 @@ def test_git_refs_are_labelled_and_extracted_by_their_commit(tmp_path):
     _git(repo, "branch", "feature")
     second = _commit(repo, "A = 2\n")
     work = tmp_path / "work"
-    main = git_source.materialize_git(sources.parse(f"git:{repo}@main"), work)
-    feature = git_source.materialize_git(sources.parse(f"git:{repo}@feature"), work)
+    main = sources.parse(f"git:{repo}@main").resolve(work, [])
+    feature = sources.parse(f"git:{repo}@feature").resolve(work, [])
     assert (main.label, feature.label) == (f"0.14.1+git.{second[:7]}", f"0.14.1+git.{first[:7]}")
     assert (feature.path / "torchrl" / "__init__.py").read_text() == "A = 1\n"
     _git(repo, "checkout", "-q", "feature")
     moved = _commit(repo, "A = 3\n")  # the branch moved: its new commit is extracted
-    again = git_source.materialize_git(sources.parse(f"git:{repo}@feature"), work)
+    again = sources.parse(f"git:{repo}@feature").resolve(work, [])
     assert again.label == f"0.14.1+git.{moved[:7]}"
     assert (again.path / "torchrl" / "__init__.py").read_text() == "A = 3\n"
     with pytest.raises(sources.SourceError, match="no commit, branch or tag 'nope'"):
-        git_source.materialize_git(sources.parse(f"git:{repo}@nope"), work)
+        sources.parse(f"git:{repo}@nope").resolve(work, [])
     with pytest.raises(sources.SourceError, match="is not a git repository"):
-        git_source.materialize_git(sources.parse(f"git:{tmp_path / 'work'}@main"), work)
+        sources.parse(f"git:{tmp_path / 'work'}@main").resolve(work, [])
 
 
 @pytest.mark.slow
@@ -354,8 +354,15 @@ def test_earlier_runs_keep_their_columns(tmp_path):
 
     folder = tmp_path / "upstream"
     (folder / "sources").mkdir(parents=True)
+    from conformance import record
+
     for label, started in (("0.12.0", 0.0), ("0.6.0", 86400.0), ("0.13.3", 0.0)):
-        (folder / f"{label}.json").write_text(json.dumps({"started": started, "rows": []}))
+        row = {"nodeid": "conformance/test_x.py::t[torchrl]", "area": "x", "spec": "t",
+               "parameters": "", "implementation": "torchrl", "implementation_version": label,
+               "outcome": "pass", "expected": True, "message": ""}
+        (folder / f"{label}.json").write_text(json.dumps({  # ordered by the source described
+            "schema": 2, "started": started, "finished": started, "rows": [row],
+            "source": record.describe("release", label, label)}))
         if label != "0.13.3":  # no record: not a column of the runner's
             (folder / "sources" / f"{label}.json").write_text(json.dumps({"status": "ok"}))
     (folder / "0.14.1.json").write_text("{}")

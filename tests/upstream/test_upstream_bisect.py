@@ -5,6 +5,7 @@ import subprocess
 import pytest
 
 from conformance.upstream import bisect
+from tests.rows import spec_row as _row
 
 
 def _repo(tmp_path, flips_at: int, n: int = 13):
@@ -62,3 +63,23 @@ def test_nothing_to_find_and_bad_refs_are_one_line_errors(tmp_path):
         bisect.history(repo, "good;touch x", "bad")
     with pytest.raises(bisect.BisectError, match="not a directory"):
         bisect.history("--upload-pack=x", "good", "bad")
+
+
+def test_bisect_sees_a_new_failure_beside_a_known_one():
+    """As tried: the set of outcome names ("fail,pass") read the same before and after."""
+    node = "conformance/test_x.py::t"
+    before = [_row(node + "[a]", outcome="known failure"), _row(node + "[b]")]
+    after = [_row(node + "[a]", outcome="known failure"), _row(node + "[b]", outcome="fail")]
+    old, _ = bisect.per_spec(before, [node], "")
+    new, _ = bisect.per_spec(after, [node], "")
+    assert old != new
+    assert new[before[1]["nodeid"]] == "fail (unexpected)"
+
+
+def test_bisect_json_is_checked_before_the_bisect(tmp_path, capsys):
+    """As tried: --json /nonexistent/x.json failed after the whole bisect."""
+    with pytest.raises(SystemExit) as info:
+        bisect.main(["--repo", str(tmp_path), "--good", "a", "--bad", "b", "conformance",
+                     "--json", "/nonexistent/x.json"])
+    assert info.value.code == 2
+    assert "--json /nonexistent/x.json" in capsys.readouterr().err

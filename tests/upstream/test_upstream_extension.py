@@ -10,13 +10,12 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import torch
 
-from conformance.upstream import extension, runner
+from conformance.upstream import extension, runner, sources
 
 #: every test here reads a run of the whole suite on a mutant (a module fixture)
 pytestmark = pytest.mark.slow
@@ -37,13 +36,12 @@ needs_compiler = pytest.mark.skipif(extension.compiler_problem() is not None,
                                     reason="needs a C++ compiler")
 
 
-@dataclass
-class FakeSource:
-    kind: str
-    version: str
-    label: str
-    argument: str
-    path: Path | None = None
+def FakeSource(kind: str, version: str, label: str, argument: str, path: Path | None = None):
+    """A source of ``kind`` as the runner resolves it (its class owns where its C++ sources
+    come from); its label is the one given."""
+    source = sources.KINDS[kind](argument, version, path=path)
+    assert source.label == label, (source.label, label)
+    return source
 
 
 def _package(root: Path, *, csrc: bool, shipped: bool = False) -> Path:

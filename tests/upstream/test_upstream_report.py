@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from conformance.paths import ROOT
+from conformance import record
 from conformance.upstream import report, timeline
 
 WORKFLOW = ROOT / ".github" / "workflows" / "upstream-matrix.yml"
@@ -48,11 +49,17 @@ def _matrix():
     return columns
 
 
+def _order(*labels: str) -> dict[str, tuple]:
+    """The column order of releases, as their documents' source descriptions give it."""
+    return {label: record.source_order(record.describe("release", label, label)) for label in labels}
+
+
 def test_timeline_gives_first_and_last_release_and_the_fix():
     rows = [r for column in _matrix().values() for r in column]
-    columns, bugs, _ = timeline.compute(list(reversed(rows)))  # order comes from the versions
+    order = _order("0.4.0", "0.5.0", "0.12.0", "0.13.3")
+    columns, bugs, _ = timeline.compute(list(reversed(rows)), order)  # order: the versions'
     assert columns == ["0.4.0", "0.5.0", "0.12.0", "0.13.3"]
-    text = "\n".join(timeline.render(rows))
+    text = "\n".join(timeline.render(rows, order))
     assert (f"| {DOUBLE[0]} | prioritized_replay | 1 | 0.5.0–0.12.0 | 0.13.3 | {DOUBLE[1]} |"
             in text)
     assert f"| {RESET[0]} | prioritized_replay | 1 | 0.5.0–0.13.3 | not fixed (still in 0.13.3) |" in text
@@ -62,13 +69,24 @@ def test_timeline_gives_first_and_last_release_and_the_fix():
 def test_timeline_says_when_the_next_release_could_not_test_the_specs():
     rows = [_row("0.5.0", "test_x", "known failure", DOUBLE), _row("0.6.0", "test_x", "untestable"),
             _row("0.7.2", "test_x", "pass")]
-    text = "\n".join(timeline.render(rows))
+    text = "\n".join(timeline.render(rows, _order("0.5.0", "0.6.0", "0.7.2")))
     assert "| 0.5.0 | not tested after 0.5.0 (0.6.0: untestable) |" in text
 
 
-def test_versions_order_releases_then_checkouts():
-    labels = ["0.14.1", "0.4.0", "0.14.0+git", "0.10.1", "abc"]
-    assert sorted(labels, key=timeline.version_key) == ["0.4.0", "0.10.1", "0.14.0+git", "0.14.1", "abc"]
+def test_sources_order_by_version_then_nightlies_by_day():
+    """One order (packaging's versions, a nightly's day), from the fields a document records."""
+    described = [record.describe("release", "0.14.1", "0.14.1"),
+                 record.describe("nightly", "nightly-2027.10.1", "2027.10.1", date="2027-10-01"),
+                 record.describe("release", "0.4.0", "0.4.0"),
+                 record.describe("git", "0.14.0+git.abc1234", "0.14.0", commit="abc1234" * 5),
+                 record.describe("nightly", "nightly-2027.9.30", "2027.9.30", date="2027-09-30"),
+                 record.describe("checkout", "0.14.0+checkout", "0.14.0"),
+                 record.describe("release", "0.10.1", "0.10.1"),
+                 record.describe("installed", "abc", "abc"),
+                 record.describe("release", "0.14.0", "0.14.0")]
+    assert [d["label"] for d in sorted(described, key=record.source_order)] == [
+        "0.4.0", "0.10.1", "0.14.0", "0.14.0+checkout", "0.14.0+git.abc1234", "0.14.1",
+        "nightly-2027.9.30", "nightly-2027.10.1", "abc"]
 
 
 def _write_source(directory: Path, version: str, rows: list[dict], trees: str) -> Path:

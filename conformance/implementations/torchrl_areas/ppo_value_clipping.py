@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from conformance.implementations.introspect import first_accepted, quiet
-from conformance.interface import PPO_LOSS_CLASSES, CriticLoss, CriticReport
+from conformance.interface import PPO_LOSS_CLASSES, CriticLoss, CriticReport, PolicyObjective
 
 
 class _ZeroMeanUnitScale(torch.nn.Module):
@@ -165,6 +165,68 @@ class PPOLossFamilyCritic(ClipPPOCritic):
         frac = out.get("value_clip_fraction", None)
         return CriticReport(out["loss_critic"], None if frac is None else float(frac),
                             out.get("explained_variance", None))
+
+
+    def critic_loss_masked(self, *, value_net, observation, old_value, returns, clip_value,
+                           critic_coeff, valid) -> CriticReport:
+        """The §4 masks capability (``conformance.interface.PPOCriticMasks``): the batch of
+        ``critic_loss_with`` with TorchRL's trajectory mask at ``("collector", "mask")``, where
+        ``SliceSampler(pad_output=True)`` writes it (a release that reads no such mask leaves
+        it in the batch, unread)."""
+        from tensordict import TensorDict
+        from tensordict.nn import TensorDictModule
+        from torchrl.modules import ProbabilisticActor
+
+        actor = ProbabilisticActor(
+            TensorDictModule(_SharedMean(None), ["observation"], ["loc", "scale"]),
+            in_keys=["loc", "scale"], distribution_class=torch.distributions.Normal,
+            return_log_prob=True)
+        critic = TensorDictModule(value_net, ["observation"], ["state_value"])
+        with quiet():
+            loss = self.loss_cls(actor, critic, entropy_bonus=False, loss_critic_type="l2",
+                                 clip_value=clip_value, **{self.coeff_name: critic_coeff})
+        action = torch.zeros_like(observation[..., :1])
+        td = TensorDict({"observation": observation, "action": action,
+                         "advantage": torch.ones_like(action), "value_target": returns,
+                         "state_value": old_value}, observation.shape[:1])
+        td.set(("collector", "mask"), valid)
+        with torch.no_grad():
+            td[loss.tensor_keys.sample_log_prob] = actor.get_dist(td).log_prob(action)
+        out = loss(td)
+        frac = out.get("value_clip_fraction", None)
+        return CriticReport(out["loss_critic"], None if frac is None else float(frac),
+                            out.get("explained_variance", None))
+
+
+    def objective_with(self, *, clip_epsilon, log_weight, advantage) -> PolicyObjective:
+        """The §4 clip-range capability (``conformance.interface.PPOClipRange``): a fixed
+        Normal policy, and the stored log-probability set so that the loss's log-ratio is
+        ``log_weight``; ``clip_epsilon`` handed to the constructor as given."""
+        from tensordict import TensorDict
+        from tensordict.nn import TensorDictModule
+        from torchrl.modules import ProbabilisticActor
+
+        actor = ProbabilisticActor(
+            TensorDictModule(_SharedMean(None), ["observation"], ["loc", "scale"]),
+            in_keys=["loc", "scale"], distribution_class=torch.distributions.Normal,
+            return_log_prob=True)
+        value_net = torch.nn.Linear(1, 1, dtype=log_weight.dtype, device=log_weight.device)
+        critic = TensorDictModule(value_net, ["observation"], ["state_value"])
+        with quiet():
+            loss = self.loss_cls(actor, critic, clip_epsilon=clip_epsilon, entropy_bonus=False,
+                                 loss_critic_type="l2")
+        observation = torch.zeros_like(log_weight)
+        action = torch.zeros_like(log_weight)
+        td = TensorDict({"observation": observation, "action": action, "advantage": advantage,
+                         "value_target": torch.zeros_like(advantage),
+                         "state_value": torch.zeros_like(advantage)}, log_weight.shape[:1])
+        with torch.no_grad():
+            td[loss.tensor_keys.sample_log_prob] = (actor.get_dist(td).log_prob(action)
+                                                    - log_weight)
+        out = loss(td)
+        frac = out.get("clip_fraction", None)
+        return PolicyObjective(float(out["loss_objective"].detach()),
+                               None if frac is None else float(frac))
 
 
 def make(adapter):

@@ -106,8 +106,15 @@ class PrioritizedReplayArea:
                device=None):
         device = self._check_device(device, self.sampler_cls.__name__, self.cuda_problem)
         kwargs = dict(max_capacity=capacity, alpha=alpha, beta=beta, eps=eps)
-        if device.type != "cpu":
-            kwargs["device"] = device  # on the CPU: built exactly as before devices existed
+        # a CUDA device, or a CPU device spelled with its index (cpu:0, the device-spelling
+        # specs), is handed over as given; the plain CPU is built exactly as before devices
+        if device.type != "cpu" or device.index is not None:
+            if "device" not in keyword_parameters(self.sampler_cls):
+                raise AssertionError(
+                    f"{self.sampler_cls.__name__} takes no keyword 'device' (CUDA prioritized "
+                    "sampling came with pytorch/rl#3677, torchrl 0.13.0): the spec builds its "
+                    f"sampler with device={str(device)!r}")
+            kwargs["device"] = device
         if self.has_within_buffer:
             kwargs["max_priority_within_buffer"] = True
         if upper_priority is not None:
