@@ -141,14 +141,13 @@ def bench(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none", default=False)
 def asv(session: nox.Session) -> None:
-    """asv in the stack environment, e.g. ``nox -s asv -- run --python=same --quick``; its result
-    files are then named without this checkout's path (``benchtools.asv_results``)."""
+    """asv in the stack environment, e.g. ``nox -s asv -- run --python=same --quick``
+    (``benchtools.asv_session``): records this machine's information on first use, works on a
+    scratch copy of the results (``.asv/results``) unless ``--record`` is given, stops every asv
+    process on Ctrl-C or a timeout, and names result files without this checkout's path."""
     bench_extra = list(PYPROJECT["project"]["optional-dependencies"]["bench"])
     python = stack_python(session, bench_extra)
-    try:
-        _run(session, python, "-m", "asv", *(session.posargs or ["run", "--python=same"]))
-    finally:
-        _run(session, python, "-m", "benchtools.asv_results")
+    _run(session, python, "-m", "benchtools.asv_session", *session.posargs)
 
 
 @nox.session(venv_backend="none", default=False)

@@ -95,4 +95,10 @@ if [[ -s "$TORCHRL_CONFORMANCE_PARTIAL_FILE" ]]; then
   echo "gate.sh: PARTIAL RUN, not a verdict: $(head -c 300 "$TORCHRL_CONFORMANCE_PARTIAL_FILE" | head -n 1)" >&2
   exit 3
 fi
+# the gate's verdict, last (the verdict blocks above say why, and what the TorchRL's defects are)
+if ((status)); then
+  echo "gate.sh: gate verdict: NOT CONFORMANT (the verdict blocks above say why; reports: $out)" >&2
+else
+  echo "gate.sh: gate verdict: conformant to expectations: no unexpected result (reports: $out)"
+fi
 exit "$status"

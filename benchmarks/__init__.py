@@ -9,3 +9,9 @@ from pathlib import Path
 _ROOT = str(Path(__file__).resolve().parent.parent)
 if _ROOT not in sys.path:
     sys.path.append(_ROOT)
+
+# asv's forkserver imports this package once and forks every point from it: torch, TorchRL and
+# the implementations are loaded here, once, not in each point (benchtools.registry.preload)
+from benchtools.registry import preload  # noqa: E402
+
+preload()

@@ -28,6 +28,7 @@ from benchtools.workload import (
 
 SIZES = [100, 1_000, 10_000, 100_000]
 CUDA_SIZES = {"size": [1_000_000]}  # a GPU's batch
+ASV_SIZES = {"size": [100, 10_000]}  # asv's grid: the ends that history compares
 HEADS = {"action1": 8, "action2": 1}
 
 
@@ -103,15 +104,15 @@ def _raw(area, dev, *, size):
 
 LOG_PROB = Workload("log_prob", "composite_log_prob", {"size": SIZES}, _log_prob,
                     doc="interface log_prob: aggregate and per-head log-probs of a sample",
-                    cuda_params=CUDA_SIZES, floor=_floor)
+                    cuda_params=CUDA_SIZES, floor=_floor, asv_params=ASV_SIZES)
 DISTRIBUTION = Workload("distribution_log_prob", "composite_log_prob", {"size": SIZES},
                         _distribution_log_prob,
                         doc="build the composite distribution, aggregate log-prob of a sample",
                         companions=same_point("raw_log_softmax_gather"),
-                        cuda_params=CUDA_SIZES, floor=_floor)
+                        cuda_params=CUDA_SIZES, floor=_floor, asv_params=ASV_SIZES)
 RAW = Workload("raw_log_softmax_gather", None, {"size": SIZES}, _raw,
                doc="sum over heads of log_softmax(logits).gather(action): the floor",
-               cuda_params=CUDA_SIZES, floor=_floor)
+               cuda_params=CUDA_SIZES, floor=_floor, asv_params=ASV_SIZES)
 WORKLOADS = [LOG_PROB, DISTRIBUTION, RAW]
 
 CompositeLogProb = asv_class("CompositeLogProb", LOG_PROB)

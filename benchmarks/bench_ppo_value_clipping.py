@@ -14,6 +14,7 @@ from benchtools.workload import Timed, Workload, asv_class, asv_versus_baseline
 
 SIZES = [100, 1_000, 10_000, 100_000]
 CUDA_SIZES = {"size": [1_000_000]}  # a GPU's batch
+ASV_SIZES = {"size": [100, 10_000]}  # asv's grid: the ends that history compares
 
 
 def _critic_loss(area, dev, *, size):
@@ -35,7 +36,7 @@ def _critic_loss(area, dev, *, size):
 
 CRITIC = Workload("forward_backward", "ppo_value_clipping", {"size": SIZES}, _critic_loss,
                   doc="interface critic_loss with clip_value=0.2, then backward",
-                  cuda_params=CUDA_SIZES,
+                  cuda_params=CUDA_SIZES, asv_params=ASV_SIZES,
                   # observation, old value, returns: float32, read once
                   floor=lambda p: Floor(1, 3 * 4 * p["size"]))
 WORKLOADS = [CRITIC]

@@ -26,6 +26,7 @@ OBS, ACT, HIDDEN, DONE_SHARE = 17, 6, 64, 0.10
 KINDS = ["continuous", "discrete"]
 SIZES = [100, 1_000, 10_000]  # 1e5: seconds a step on the CPU, past the side-by-side budget
 CUDA_SIZES = {"batch": [100_000]}  # a GPU's batch
+ASV_SIZES = {"batch": [100, 10_000]}  # asv's grid: the ends that history compares
 #: float32 per transition: observation and next observation, action, reward, done, terminated
 TRANSITION_BYTES = 4 * (2 * OBS + ACT + 3)
 FLAG = "skip_done_states"
@@ -102,7 +103,7 @@ STEP = Workload("forward_backward", "sac_done_states",
                 {"kind": KINDS, "skip_done_states": [False, True], "batch": SIZES},
                 _forward_backward, doc="SAC loss forward + backward on a seeded batch",
                 companions=lambda p: [("forward_backward", {**p, FLAG: not p[FLAG]})],
-                cuda_params=CUDA_SIZES,
+                cuda_params=CUDA_SIZES, asv_params=ASV_SIZES,
                 floor=lambda p: Floor(1, TRANSITION_BYTES * p["batch"]))
 WORKLOADS = [STEP]
 

@@ -29,6 +29,7 @@ from benchtools.workload import (
 
 SIZES = [100, 1_000, 10_000, 100_000]
 CUDA_SIZES = {"size": [1_000_000]}
+ASV_SIZES = {"size": [100, 10_000]}  # asv's grid: the target's point and a small batch
 DTYPES = ["float32", "float64"]
 
 
@@ -110,10 +111,11 @@ def _mode_constructed(area, dev, *, dtype, size):
 
 MODE = Workload("mode", "tanh_normal_mode", {"dtype": DTYPES, "size": SIZES}, _mode,
                 doc="area.mode(dist) of a TanhNormal over [size, 1]",
-                companions=same_point("tanh"), cuda_params=CUDA_SIZES, floor=_reads(2))
+                companions=same_point("tanh"), cuda_params=CUDA_SIZES, floor=_reads(2),
+                asv_params=ASV_SIZES)
 TANH = Workload("tanh", None, {"dtype": DTYPES, "size": SIZES}, _tanh,
                 doc="one torch.tanh over the same [size, 1] loc (the yardstick)",
-                cuda_params=CUDA_SIZES, floor=_reads(1))
+                cuda_params=CUDA_SIZES, floor=_reads(1), asv_params=ASV_SIZES)
 ONE = {"dtype": DTYPES, "size": [1]}
 MODE_ONE = Workload("mode_batch1", "tanh_normal_mode", ONE, _mode_property,
                     doc="dist.mode of a TanhNormal over [1, 1]: one action",

@@ -3,6 +3,7 @@ passes on the command line, never through the environment)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import pytest
@@ -58,3 +59,24 @@ class Options:
 @pytest.fixture(scope="session")
 def bench_options(request) -> Options:
     return Options.of(request.config)
+
+
+def _load() -> list[float] | None:
+    """The machine's load average over 1, 5 and 15 minutes (None where the OS has none)."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def pytest_sessionstart(session):
+    session.config.stash[_LOAD_AT_START] = _load()
+
+
+_LOAD_AT_START = pytest.StashKey[object]()
+
+
+def pytest_benchmark_update_machine_info(config, machine_info):
+    """The load of the machine at the start and at the end of the run, kept in the results
+    (``machine_info["load"]``): the report names it, since the machine may be shared."""
+    machine_info["load"] = {"start": config.stash.get(_LOAD_AT_START, None), "end": _load()}

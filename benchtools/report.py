@@ -8,7 +8,7 @@ import itertools
 import statistics
 from pathlib import Path
 
-from benchtools import floors, groups
+from benchtools import floors, groups, turns
 from benchtools.registry import BASELINE, threads
 from benchtools.repeatability import compare
 from benchtools.results import Run
@@ -35,7 +35,7 @@ def _cell(stats) -> str:
 
 def ratio_table(points, impls: list[str], device: str) -> list[str]:
     """Per workload: <impl> / baseline over the grid (min, median, max)."""
-    base = BASELINE if BASELINE in impls else impls[0]
+    base = BASELINE if BASELINE in impls else (impls or [None])[0]  # a yardsticks-only run: none
     lines = [f"| workload | implementation / {base} | points | min | median | max |",
              "|---|---|---|---|---|---|"]
     for area, workload in groups.workloads():
@@ -66,7 +66,7 @@ def _floor_cell(floor: floors.Floor, seconds: float | None) -> str:
 def point_tables(points, impls: list[str], device: str, skips: dict) -> list[str]:
     """Every point: median (min – max, rounds) per implementation, the ratio, the point's
     floor on the device and each implementation's median over it (``benchtools.floors``)."""
-    base = BASELINE if BASELINE in impls else impls[0]
+    base = BASELINE if BASELINE in impls else (impls or [None])[0]  # a yardsticks-only run: none
     out = []
     for area, workload in groups.workloads():
         if not list(workload.points(device)):
@@ -163,6 +163,18 @@ def _stack() -> str:
     return ", ".join(f"{p} {installed_version(p)}" for p in ("torch", "torchrl", "tensordict"))
 
 
+def _load_note(machine: dict) -> str:
+    """The machine's load average (1, 5, 15 min) at the start and end of the run, when the
+    results have it: on a shared machine it says how busy the cores were while timing."""
+    load = machine.get("load") or {}
+    if not load.get("start") and not load.get("end"):
+        return ""
+    shown = {k: " / ".join(f"{x:g}" for x in v) if v else "?" for k, v in load.items()}
+    return (f" Load average (1 / 5 / 15 min): {shown.get('start', '?')} at the start, "
+            f"{shown.get('end', '?')} at the end: the machine was shared, which is why only "
+            "paired ratios are quoted.")
+
+
 def machine_swing(points) -> str:
     """How much the machine's speed moved during the run: per point, its slowest decile of
     cycles over its fastest (the same call, the same inputs), over every point with 10 cycles."""
@@ -193,7 +205,7 @@ def write(run: Run, path: Path, *, command: str, seconds: float | None, skips: d
         + (f", {seconds / 60:.1f} minutes" if seconds else "") + "; "
         f"{_stack()}; {device}, {threads()} torch thread(s), "
         f"{machine.get('cpu', {}).get('count', '?')} cores "
-        f"({machine.get('cpu', {}).get('brand_raw', '?')}).",
+        f"({machine.get('cpu', {}).get('brand_raw', '?')})." + _load_note(machine),
         "",
         "Every implementation of a point is measured in this one process, in turns with the "
         "points it is compared with (a cycle gives each call a 10 ms slice of calibrated rounds; "
@@ -208,6 +220,11 @@ def write(run: Run, path: Path, *, command: str, seconds: float | None, skips: d
         "", machine_swing(points),
         "", "## Ratios", "", *ratio_table(points, impls, device),
         "", "## Targets (measured in this run, not asserted)", "",
+        f"A target is met when its median is. A paired ratio (two points measured in turns, "
+        f"at least {turns.MIN_PAIRS} cycles) gives its spread: its lowest and highest pair "
+        "(for a maximum over points, those of the point that gives it); where the goal lies "
+        "within the spread, some pairs meet it and some do not, and the line says so. A ratio "
+        "of points timed apart is marked unpaired.", "",
     ]
     for area, targets in itertools.groupby(groups.targets(), key=lambda pair: pair[0]):
         lines += [f"**{AREAS[area]}**", ""]

@@ -5,6 +5,12 @@ evaluated for every selected implementation (the reference, a plug-in, another l
 adapter); one that compares against another implementation (``versus``, TorchRL) is not
 evaluated for that implementation itself. A point that was not measured gives "not measured",
 never a verdict.
+
+A ratio of two points measured in turns (``benchtools.turns``) is a ``Ratio``: the median over
+its pairs, which carries every pair's ratio, so that a target line gives its spread (lowest and
+highest pair) and says when the goal lies within it (some pairs meet it and some do not: the
+verdict of the median is then not settled by this run). A ratio of medians (points timed apart)
+is a plain float and is said to be unpaired.
 """
 
 from __future__ import annotations
@@ -12,7 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from benchtools.turns import paired_ratio
+import statistics
+
+from benchtools.turns import pair_ratios
 
 
 @dataclass(frozen=True)
@@ -52,17 +60,37 @@ class Points:
         return self._stats.items()
 
 
+class Ratio(float):
+    """A ratio measured in turns: its value is the median over its pairs (one per cycle, both
+    calls timed within milliseconds); ``pairs`` holds every pair's ratio, sorted."""
+
+    pairs: tuple
+
+    def __new__(cls, pairs):
+        pairs = tuple(sorted(pairs))
+        value = super().__new__(cls, statistics.median(pairs))
+        value.pairs = pairs
+        return value
+
+    def spread(self, ok: Callable[[float], bool]) -> str:
+        """``median of N pairs in turns, spread LO - HI``, plus ``the goal within it`` when the
+        lowest and the highest pair get different verdicts from ``ok``."""
+        lo, hi = self.pairs[0], self.pairs[-1]
+        text = f"median of {len(self.pairs)} pairs in turns, spread {lo:.3g} – {hi:.3g}"
+        return text + ("; the goal is within its spread" if ok(lo) != ok(hi) else "")
+
+
 def ratio(a: Stats | float | None, b: Stats | float | None) -> float | None:
     """a / b. Two points measured in turns in one group: the median over their cycles of the
     per-cycle ratio (each pair timed within milliseconds, so a change of the machine's speed
-    cancels); otherwise the ratio of the medians."""
+    cancels), a ``Ratio`` that keeps its pairs; otherwise the ratio of the medians."""
     if a is None or b is None:
         return None
     if isinstance(a, Stats) and isinstance(b, Stats):
         if a.group and a.group == b.group:
-            paired = paired_ratio(list(a.cycles), list(b.cycles))
-            if paired is not None:
-                return paired
+            pairs = pair_ratios(list(a.cycles), list(b.cycles))
+            if pairs is not None:
+                return Ratio(pairs)
         a, b = a.median, b.median
     elif isinstance(a, Stats) or isinstance(b, Stats):
         raise TypeError("ratio of a Stats and a number: pass two Stats or two numbers")
@@ -79,6 +107,9 @@ class Target:
     #: the device the target is about (None: any, evaluated on the run's device); on a run on
     #: another device it is "not measured", never a verdict
     device: str | None = None
+    #: a ratio of two points that the run measures in turns: a value without its pairs (the
+    #: points were timed apart) is said to be unpaired
+    paired: bool = True
 
     def lines(self, points: Points, implementations: list[str]) -> list[str]:
         out = []
@@ -96,5 +127,8 @@ class Target:
                 out.append(f"- {text}: not measured (target {self.goal})")
             else:
                 verdict = "met" if self.ok(value) else "NOT met"
-                out.append(f"- {text} = **{value:.3g}** (target {self.goal}: {verdict})")
+                how = (value.spread(self.ok) if isinstance(value, Ratio)
+                       else "unpaired: a ratio of medians" if self.paired else "")
+                how = f"{how}; " if how else ""
+                out.append(f"- {text} = **{value:.3g}** ({how}target {self.goal}: {verdict})")
         return out

@@ -20,6 +20,9 @@ from dataclasses import dataclass, field
 ROUND = 100e-6  # seconds: a round repeats a fast call until it takes this long (timer overhead)
 SLICE = 0.01  # seconds of timed work per call per cycle: well inside one machine state
 SLOW = 0.05  # seconds: a call at least this long is one round per cycle
+#: cycles every group runs at least, slow calls included: a paired ratio is a median over at
+#: least this many pairs, and its spread (the lowest and highest pair) means something
+MIN_PAIRS = 5
 
 
 @dataclass
@@ -87,7 +90,8 @@ def cycle(timings: list[Timing], number: int, clock) -> float:
     return sum(_slice(timing, clock) for timing in timings[shift:] + timings[:shift])
 
 
-def cycles_needed(timings: list[Timing], min_cycles: int = 3, min_cycles_slow: int = 2) -> int:
+def cycles_needed(timings: list[Timing], min_cycles: int = MIN_PAIRS,
+                  min_cycles_slow: int = MIN_PAIRS) -> int:
     """``min_cycles``, or ``min_cycles_slow`` once a call's last round took ``SLOW`` or more
     (one such round is a whole slice)."""
     if any(t.round_seconds and t.round_seconds[-1] >= SLOW for t in timings):
@@ -95,8 +99,8 @@ def cycles_needed(timings: list[Timing], min_cycles: int = 3, min_cycles_slow: i
     return min_cycles
 
 
-def run(timings: list[Timing], clock, budget: float, min_cycles: int = 3,
-        min_cycles_slow: int = 2) -> int:
+def run(timings: list[Timing], clock, budget: float, min_cycles: int = MIN_PAIRS,
+        min_cycles_slow: int = MIN_PAIRS) -> int:
     """Cycles over ``timings`` until each call has had ``cycles_needed`` slices and the group's
     timed work reaches ``budget`` seconds; the number of cycles. GC is off while timing: a
     collection landing in one round is unrelated to the workload."""
@@ -113,11 +117,17 @@ def run(timings: list[Timing], clock, budget: float, min_cycles: int = 3,
             gc.enable()
 
 
-def paired_ratio(numerator: list[float], denominator: list[float]) -> float | None:
-    """Median over cycles of numerator / denominator (None unless both have the same cycles)."""
+def pair_ratios(numerator: list[float], denominator: list[float]) -> list[float] | None:
+    """numerator / denominator cycle by cycle (None unless both have the same cycles)."""
     if not numerator or len(numerator) != len(denominator) or not all(denominator):
         return None
-    return statistics.median(a / b for a, b in zip(numerator, denominator, strict=True))
+    return [a / b for a, b in zip(numerator, denominator, strict=True)]
+
+
+def paired_ratio(numerator: list[float], denominator: list[float]) -> float | None:
+    """Median over cycles of numerator / denominator (None unless both have the same cycles)."""
+    pairs = pair_ratios(numerator, denominator)
+    return None if pairs is None else statistics.median(pairs)
 
 
 def ratio_in_turns(numerator: Timing, denominator: Timing, clock, budget: float) -> float:

@@ -55,6 +55,16 @@ class Workload:
     #: params -> the point's physical floor (``benchtools.floors.Floor``: kernel launches and
     #: bytes); None: one launch, no bytes worth a copy
     floor: Callable[[dict], object] | None = field(default=None, repr=False)
+    #: the CPU values asv lists where they differ from ``params`` (e.g. ``{"size": [100,
+    #: 10_000]}``): asv records history, one process and set-up per point, so its grid keeps the
+    #: points that targets and history quote; the side-by-side run measures the whole grid
+    asv_params: dict[str, list] = field(default_factory=dict)
+
+    def asv_grid(self) -> dict[str, list]:
+        """asv's params: ``asv_params`` over ``params``, plus every cuda-only value."""
+        cpu = {k: self.asv_params.get(k, v) for k, v in self.params.items()}
+        return {k: [*v, *(x for x in self.cuda_params.get(k, []) if x not in v)]
+                for k, v in cpu.items()}
 
     def grid(self, device: str = "cpu") -> dict[str, list]:
         """The parameter grid on ``device``; ``device=None``: every device's (asv's params)."""
@@ -111,7 +121,7 @@ def asv_class(class_name: str, workload: Workload, **attributes) -> type:
     """
     names = (["implementation"] if workload.area else []) + ["device", *workload.params]
     grid = ([registry.IMPLEMENTATIONS] if workload.area else []) + [
-        registry.DEVICES, *workload.grid(None).values()]
+        registry.DEVICES, *workload.asv_grid().values()]
 
     def setup(self, *args):
         given = dict(zip(names, args, strict=True))
@@ -184,7 +194,7 @@ def asv_versus_baseline(class_name: str, workload: Workload) -> type:
                 timing(workload, registry.BASELINE, device, clock, **given))
 
     return _ratio_class(class_name, names, [others or [registry.BASELINE], registry.DEVICES,
-                                            *workload.grid(None).values()], pair,
+                                            *workload.asv_grid().values()], pair,
                         f"{workload.name}: implementation / {registry.BASELINE}, in turns")
 
 
@@ -202,5 +212,5 @@ def asv_versus_companions(class_name: str, workload: Workload, siblings: list[Wo
                 timing(other, impl if other.area else None, device, clock, **other_params))
 
     return _ratio_class(class_name, names, [registry.IMPLEMENTATIONS, registry.DEVICES,
-                                            *workload.grid(None).values()], pair,
+                                            *workload.asv_grid().values()], pair,
                         f"{workload.name} over its companion point, in turns")

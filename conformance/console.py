@@ -33,7 +33,8 @@ DEFAULT_DIR = Path("reports")  # the plug-in's default for an installed run: und
 
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineErrors(
-        prog="torchrl-conformance", description=__doc__.split("\n\n", 1)[0],
+        prog="torchrl-conformance", passthrough="pytest",
+        description=__doc__.split("\n\n", 1)[0].replace("``", ""),
         epilog="Arguments after -- go to pytest (-k EXPR, -x, ...); a narrowed run's report "
                "says PARTIAL RUN.")
     parser.add_argument("--impl", default="torchrl",
@@ -47,6 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--device", default=None, help="cpu (default), cuda or cuda:N")
     parser.add_argument("--workers", type=int, default=0, metavar="N",
                         help="pytest-xdist worker processes (default 0: one process)")
+    parser.add_argument("--build-trees", action="store_true",
+                        help="where TorchRL's shipped C++ replay trees do not load next to the "
+                             "installed torch, build them from the installed torchrl's "
+                             "torchrl/csrc (a C++ compiler; cached) and use them for this run")
     parser.add_argument("--version", action="version", version=f"torchrl-conformance {__version__}")
     parser.add_argument("pytest_args", nargs=argparse.REMAINDER,
                         help="after --: more pytest arguments")
@@ -126,6 +131,12 @@ def main(argv: list[str] | None = None) -> int:
     problem = preflight(args)
     if problem:
         parser.exit(2, f"torchrl-conformance: error: {problem}\n")
+    if args.build_trees:
+        from conformance.build_trees import build_trees
+
+        problem = build_trees()  # the child finds the built trees through PYTHONPATH
+        if problem:
+            parser.exit(2, f"torchrl-conformance: error: {problem}\n")
     # the specs run in a child: an implementation that ends its process (os._exit(0) at import
     # or mid-run) ends the child, and this parent finds no results: red, never 0
     # (PYTHONDONTWRITEBYTECODE: pytest would cache rewritten spec modules in site-packages)

@@ -116,13 +116,21 @@ class ChildRun:
         outcome, message = row["outcome"], row.get("message", "")
         if not row["expected"]:
             pytest.fail(f"{row['nodeid']}: {outcome.upper()}\n{message}\n{where}", pytrace=False)
-        if outcome == outcomes.KNOWN_FAILURE:  # its expectation's reason and link are fields
-            listed = f"{row.get('reason')} ({row.get('link')})" if row.get("reason") else ""
-            pytest.xfail("known failure: " + ": ".join(filter(None, (listed, message))))
+        if outcome == outcomes.KNOWN_FAILURE:
+            # one short line: the host's -ra prints it per spec (the whole message is the suite's
+            # report's, under the folder the verdict block names)
+            name = row.get("defect") or row.get("reason") or message
+            pytest.xfail(_short(f"known failure: {name}"))
         if outcome in _SKIPS:
-            pytest.skip(message or outcome)  # the message starts with what it stands for
+            pytest.skip(_short(message or outcome))  # the message starts with what it stands for
         if outcome != outcomes.PASS:  # an expected row of an outcome this module does not know
             pytest.fail(f"{row['nodeid']}: outcome {outcome!r} {where}", pytrace=False)
+
+
+def _short(text: str, width: int = 100) -> str:
+    """The first line of ``text``, cut to ``width`` characters."""
+    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    return line if len(line) <= width else line[:width - 1] + "…"
 
 
 def spec_ids(areas: Iterable[str] | None = None) -> list[str]:
@@ -279,4 +287,34 @@ def run_for(request, embedding: Embedding) -> ChildRun:
     else:
         run = _execute(embedding, selected, folder)
     _RUNS[key] = run
+    config = request.config
+    if not worker and not config.pluginmanager.has_plugin(_VERDICT):  # the host's terminal
+        config.pluginmanager.register(VerdictPrinter(), _VERDICT)
     return run
+
+
+_VERDICT = "conformance-embed-verdict"
+
+
+class VerdictPrinter:
+    """The suite's verdict block at the end of the host's run (registered by the first spec
+    test): one per child run, read from the results it wrote."""
+
+    # outermost: after the host's own summary (its -ra list included), last before the counts
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter):
+        result = yield
+        self.print_blocks(terminalreporter)
+        return result
+
+    def print_blocks(self, terminalreporter):
+        from conformance.reporting.verdict import block
+
+        for run in _RUNS.values():
+            results = run.folder / "results.json"
+            if not results.is_file():
+                continue
+            document = json.loads(results.read_text())
+            terminalreporter.write_sep("=", f"conformance verdict ({run.folder})", bold=True)
+            for line in block([document], where=str(run.folder / "conformance.md")):
+                terminalreporter.write_line(line)

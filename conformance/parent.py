@@ -95,7 +95,7 @@ def judge(paths: list[Path], since: float, returncode: int) -> tuple[int, str]:
         return (returncode or 1), f"NOT CONFORMANT: {unexpected} unexpected result(s){what} ({path})"
     if returncode != 0:
         return returncode, f"NO VERDICT: pytest exited with code {returncode} ({path})"
-    return 0, f"conformant to expectations: {len(rows)} rows ({path})"
+    return 0, f"conformant to expectations: no unexpected result ({len(rows)} rows, {path})"
 
 
 def run(command: list[str], results: Path, env: dict | None = None, cwd=None,
@@ -111,16 +111,34 @@ def run_judged(command: list[str], where: list[Path], env: dict | None = None, c
     # a verdict's pytest arguments and plug-ins are its own: none from the environment
     # (PYTEST_ADDOPTS="--results x.json" or "--log-file=README.md" would reach the child)
     env = {k: v for k, v in (os.environ if env is None else env).items() if k not in DROPPED_ENV}
+    from conformance.reporting.verdict import BY_PARENT
+
+    env[BY_PARENT] = "1"  # the block comes from this parent's judgement, below
     since = time.time()
     try:
         returncode = subprocess.run(command, env=env, cwd=cwd).returncode
     except KeyboardInterrupt:
         returncode = 2  # the child had the interrupt too; what it wrote is judged below
     code, line = judge(where, since, returncode)
+    print_block(where, since, line)
     print(f"{prog}: {line}", file=sys.stderr if code else sys.stdout, flush=True)
     if code == PARTIAL_EXIT:
         flag(f"{prog}: {line}")  # .ci/gate.sh learns it through nox
     return code
+
+
+def print_block(where: list[Path], since: float, judged: str) -> None:
+    """The verdict block of the results this parent judged, its gate line the parent's own
+    (``conformance.reporting.verdict``); nothing where the child wrote none."""
+    from conformance.reporting.verdict import block
+
+    path, document = _read_fresh(where, since)
+    if document is None or not isinstance(document.get("rows"), list):
+        return
+    report = path.with_name("conformance.md" if path.name == "results.json" else path.stem + ".md")
+    print("=" * 30 + " conformance verdict " + "=" * 30, flush=True)
+    for line in block([document], where=str(report), gate=judged):
+        print(line, flush=True)
 
 
 def main(argv=None) -> int:

@@ -29,6 +29,7 @@ from conformance.plugin.results import (
     PARTIAL_DIR,
     OutcomeRecorder,
     ResultsPlugin,
+    VerdictLast,
     report_stem,
 )
 from conformance.reporting import destination
@@ -255,6 +256,7 @@ def pytest_configure(config):
         results = ResultsPlugin(config, selected, results_path, explicit,
                                 not config.getoption("no_report"), notes)
         config.pluginmanager.register(results, "conformance-results")
+        config.pluginmanager.register(VerdictLast(results), "conformance-verdict")
         config.stash[keys.NOTES_DIR] = notes
         config.pluginmanager.register(StaleNotes(config, notes), "conformance-stale-notes")
         dog = watchdog.Watchdog(seconds, None, "main", on_kill=results.record_kill)

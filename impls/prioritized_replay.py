@@ -214,7 +214,9 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         return -self._tree.root[_NEG_P]  # -inf when nothing is stored
 
     def _default_from(self, m: torch.Tensor) -> torch.Tensor:
-        d = torch.where(torch.isfinite(m), m, torch.full_like(m, self._initial_priority))
+        # the initial priority where m is not finite (nothing stored), in one op
+        init = self._initial_priority
+        d = torch.nan_to_num(m, nan=init, posinf=init, neginf=init)
         if self._upper_priority is not None:
             d = d.clamp_max(self._upper_priority)
         return d
@@ -346,9 +348,9 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         if index.numel() == 0:
             return
         if self._max_priority_within_buffer:
-            # the replaced items leave the buffer before the new ones get their priority
-            # (every channel: _write rewrites q and its min right after)
-            self._tree.set(index, self._raw.new_full((3, index.numel()), math.inf))
+            # the replaced items leave the buffer before the new ones get their priority: from
+            # the -p channel, the only one read before _write rewrites every channel
+            self._tree.fill_channel(_NEG_P, index, math.inf)
             self._raw.index_fill_(0, index, math.inf)
         # as upstream's torch.as_tensor(default_priority): the default dtype
         default = self._default_tensor().to(torch.get_default_dtype())

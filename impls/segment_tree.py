@@ -67,6 +67,11 @@ class SegmentTree:
         self._divisors = self._tensor(b ** torch.arange(1, self.height + 1)).unsqueeze(1)
         top, root = self.levels[self.height], self.levels[-1][:, 0]
         self._root_parts = [(op, top[lo:hi], root[lo:hi]) for op, lo, hi in self._groups]
+        # Every tensor op costs microseconds of dispatch whatever its size, and an operation
+        # on the tree is a few dozen small ops: what can be made once is made here.
+        self._zero = self._neutral.new_zeros(())  # nextafter's direction in the descent
+        self._sum_parts = {}  # channel -> its views for the descent (``_sum_views``)
+        self._channel_parts = {}  # channel -> its op and levels (``fill_channel``)
 
     def _views(self):
         return self._blocks, self._divisors
@@ -130,6 +135,32 @@ class SegmentTree:
         leaves, up to the top."""
         return torch.div(index.unsqueeze(0), self._views()[1], rounding_mode="floor")
 
+    def _parents(self, index: torch.Tensor, unique: bool = False):
+        """The rows of ``path(index)``, level by level (one division each: fewer ops than
+        dividing by every level's divisor at once and splitting the rows); with ``unique``,
+        each parent once (sorted)."""
+        parent = index
+        for _ in range(self.height):
+            parent = torch.div(parent, self.branching, rounding_mode="floor")
+            if unique:
+                parent = torch.unique(parent)
+            yield parent
+
+    def _wide(self, index: torch.Tensor) -> bool:
+        """A write so wide that its children blocks (``branching`` values per written leaf)
+        would hold more values than the whole leaf level (a fill of 1e7 items would gather 1e7
+        blocks of 32, 7.7 GB): its parents are then taken once each (``_set_wide``)."""
+        return self.height > 0 and index.numel() * self.branching > self.levels[0].shape[1]
+
+    def _set_wide(self, index: torch.Tensor) -> None:
+        """``set``'s recomputation of the ancestors for a wide write: each parent once, so no
+        level gathers more values than the leaf level holds (no scratch: the sizes vary)."""
+        blocks = self._views()[0]
+        for level, parent in enumerate(self._parents(index, unique=True), 1):
+            self.levels[level].index_copy_(
+                1, parent, self._reduce(blocks[level - 1].index_select(1, parent),
+                                        self._neutral.new_empty((len(self.ops), parent.numel()))))
+
     def set(self, index: torch.Tensor, value: torch.Tensor) -> None:
         """Write leaves ``index`` (a long tensor without repeats; ``value``: ``[k]`` for a
         single-channel tree, ``[channels, k]`` otherwise) and recompute their ancestors."""
@@ -138,16 +169,39 @@ class SegmentTree:
         if value.dtype != self.dtype:
             value = value.to(self.dtype)
         levels[0].index_copy_(1, index, value.reshape(channels, -1))
-        if self.height:
+        if self._wide(index):
+            self._set_wide(index)
+        elif self.height:
             reduced, groups = self._scratch(index.numel())
-            for level, parent in enumerate(self.path(index), 1):
-                children = blocks[level - 1].index_select(1, parent)
-                for op, lo, hi, out in groups:
-                    op(children.narrow(0, lo, hi - lo), -1, out=out)
+            children, parts = self._gather_buffer(index.numel())
+            for level, parent in enumerate(self._parents(index), 1):
+                torch.index_select(blocks[level - 1], 1, parent, out=children)
+                for (op, lo, hi, out), part in zip(groups, parts, strict=True):
+                    op(part, -1, out=out)
                 # a parent listed twice is recomputed twice from the same children: same value
                 levels[level].index_copy_(1, parent, reduced)
         for op, top, root in self._root_parts:
             op(top, 1, out=root)  # top: [channels, nodes]
+
+    def fill_channel(self, channel: int, index: torch.Tensor, value: float) -> None:
+        """Write ``value`` into leaves ``index`` of one channel only and recompute that
+        channel's ancestors: a gather and a reduction per level for one channel instead of
+        every channel's (the sampler's eviction reads one channel)."""
+        op, rows, blocks, root = self._channel_views(channel)
+        rows[0].index_fill_(0, index, value)
+        for level, parent in enumerate(self._parents(index, self._wide(index)), 1):
+            rows[level].index_copy_(0, parent, op(blocks[level - 1].index_select(0, parent), -1))
+        op(rows[self.height], 0, out=root)
+
+    def _channel_views(self, channel: int):
+        """One channel's operation, its row of every level, those below the top as
+        ``[parents, branching]`` blocks, and its root: views, made once."""
+        if channel not in self._channel_parts:
+            op = next(op for op, lo, hi in self._groups if lo <= channel < hi)
+            rows = [level[channel] for level in self.levels]
+            blocks = [row.view(-1, self.branching) for row in rows[: self.height]]
+            self._channel_parts[channel] = op, rows, blocks, rows[-1][0]
+        return self._channel_parts[channel]
 
     def _scratch(self, k: int):
         """A ``[channels, k]`` buffer for the reduced blocks and its per-group rows (the last
@@ -157,6 +211,15 @@ class SegmentTree:
             self._scratch_cache = (reduced, [(op, lo, hi, reduced[lo:hi])
                                              for op, lo, hi in self._groups])
         return self._scratch_cache
+
+    def _gather_buffer(self, k: int):
+        """A ``[channels, k, branching]`` buffer for the children blocks a write gathers, and
+        its per-group rows: gathered into in place, and its rows reduced without a slicing op
+        per level (the last size used is kept)."""
+        if self._gather_cache is None or self._gather_cache[0].shape[1] != k:
+            children = self._neutral.new_empty((len(self.ops), k, self.branching))
+            self._gather_cache = (children, [children[lo:hi] for _, lo, hi in self._groups])
+        return self._gather_cache
 
     def __setitem__(self, index, value) -> None:
         """``tree[index] = value``, TorchRL's tree API (single-channel trees): an int or a long
@@ -183,7 +246,7 @@ class SegmentTree:
     def to(self, device) -> None:
         """Move the tree to ``device`` (None: stay)."""
         self._neutral, *self.levels = (t.to(device) for t in (self._neutral, *self.levels))
-        self._scratch_cache = None  # allocated on the old device
+        self._scratch_cache = self._gather_cache = None  # allocated on the old device
         self._make_views()
 
     # ---------------------------------------------------------------------------- sampling
@@ -214,7 +277,7 @@ class SegmentTree:
         # (a mass below it is unchanged), so the descent ends on the last positive leaf.
         b = self.branching
         top, below = self._sum_views(channel)
-        zero = mass.new_zeros(())
+        zero = self._zero
         # The top level is one block shared by every draw; below it, each draw has its own.
         inclusive = top.cumsum(0)
         mass = torch.minimum(mass, torch.nextafter(inclusive[-1:], zero)).clamp_min_(0)
@@ -233,10 +296,12 @@ class SegmentTree:
 
     def _sum_views(self, channel: int):
         """One channel's top level, then its lower levels as ``[nodes above, branching]``
-        blocks, from the top down (views: a few microseconds, so not cached)."""
-        b = self.branching
-        below = [level[channel].view(-1, b) for level in self.levels[: self.height]]
-        return self.levels[self.height][channel], below[::-1]
+        blocks, from the top down (views, made once per channel: a microsecond each)."""
+        if channel not in self._sum_parts:
+            b = self.branching
+            below = [level[channel].view(-1, b) for level in self.levels[: self.height]]
+            self._sum_parts[channel] = self.levels[self.height][channel], below[::-1]
+        return self._sum_parts[channel]
 
 
 class _Channel:

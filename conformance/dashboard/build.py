@@ -31,6 +31,7 @@ from conformance.dashboard.data import (
 )
 from conformance.escape import link as anchor
 from conformance.escape import url as safe_url
+from conformance.reporting.html_parts import url_label
 
 ASSETS = Path(__file__).parent / "assets"
 TEXT = {  # the status words the tables show: text, never an emoji
@@ -98,25 +99,36 @@ def _payload(sources: list[Source], title: str) -> dict:
             "columns": columns, "messages": list(messages), "text": TEXT}
 
 
-def _counts(sources: list[Source]) -> dict[tuple[str, str], tuple[int, int, int]]:
+def _counts(sources: list[Source]) -> dict[tuple[str, str], tuple[int, int, int, int]]:
+    """(area, source) -> (passing, run, unexpected, not applicable)."""
     counts = {}
     for source in sources:
         tally: dict[str, list[int]] = {}
         for key, outcome in source.cells.items():
-            entry = tally.setdefault(area_of(key), [0, 0, 0])
+            entry = tally.setdefault(area_of(key), [0, 0, 0, 0])
             entry[0] += outcome == outcomes.PASS
             entry[1] += 1
             entry[2] += key in source.unexpected
-        for area, (p, t, u) in tally.items():
-            counts[(area, source.label)] = (p, t, u)
+            entry[3] += outcome == outcomes.NOT_APPLICABLE
+        for area, tally_of in tally.items():
+            counts[(area, source.label)] = tuple(tally_of)
     return counts
+
+
+def suite_of(source: Source) -> str:
+    """What a source was measured with: the suite's spec count (a run of another suite has
+    another set of specs), and its suite commit where the history recorded one."""
+    commit = source.meta.get("suite_commit")
+    return f"the {len(source.cells)}-spec suite" + (f" ({str(commit)[:10]})" if commit else "")
 
 
 def _heatmap(sources: list[Source], found: list[dict] | None = None) -> str:
     if found is not None:
         sources = heat_columns(sources, found)
     areas = sorted({area_of(k) for s in sources for k in s.cells}, key=area_order)
-    columns = [{"label": s.label, "short": _short(s), "kind": s.kind} for s in sources]
+    columns = [{"label": s.label, "short": _short(s), "kind": s.kind,
+                "suite": f"the {len(s.cells)}-spec suite", "suite_note": suite_of(s)}
+               for s in sources]
     return svg.heatmap(areas, {a: area_title(a) for a in areas}, columns, _counts(sources),
                        group_of=_group)
 
@@ -135,7 +147,8 @@ def _timeline(sources: list[Source], found: list[dict]) -> str:
             shares.append(100 * passing / len(keys) if keys else None)
         lines[group] = shares
     titles = {g: AREAS.get(g, g.replace("_", " ")) for g in groups}  # each with its family's specs
-    return svg.timeline(series, lines, found, titles)
+    suites = [len(s.cells) for s in shown]  # a change of suite is marked, never read as a flip
+    return svg.timeline(series, lines, found, titles, suites=suites)
 
 
 def _verdict(sources: list[Source], found: list[dict]) -> tuple[str, str]:
@@ -144,17 +157,17 @@ def _verdict(sources: list[Source], found: list[dict]) -> tuple[str, str]:
     partial = [s for s in matrix if s.meta.get("partial")]
     bad = [s for s in matrix if s.verdict != "conformant"]
     if not matrix:
-        return "bad", "<strong>verdict: NOTHING TESTED</strong> — no per-source results in reports/upstream"
+        return "bad", "<strong>gate verdict: NOTHING TESTED</strong> — no per-source results in reports/upstream"
     if partial:
         head = (f"<strong>PARTIAL RUN — not a conformance verdict</strong> "
                 f"({', '.join(escape(s.label) for s in partial)})")
         css = "bad"
     elif bad:
-        head = (f"<strong>verdict: {len(bad)} of {len(matrix)} sources NOT conformant</strong> to their "
+        head = (f"<strong>gate verdict: {len(bad)} of {len(matrix)} sources NOT conformant</strong> to their "
                 "expectations: " + ", ".join(f"{escape(s.label)} ({escape(s.verdict)})" for s in bad))
         css = "bad"
     else:
-        head = (f"<strong>verdict: conformant to expectations</strong> — all {len(matrix)} sources "
+        head = (f"<strong>gate verdict: conformant to expectations</strong> — all {len(matrix)} sources "
                 "of the upstream matrix (no unexpected result)")
         css = "good"
     nightlies = [s for s in sources if s.kind == "nightly"]
@@ -170,6 +183,44 @@ def _verdict(sources: list[Source], found: list[dict]) -> tuple[str, str]:
                      f"{escape(newest.label)} ({len(history)} from reports/history), "
                      f"{sum(1 for f in found if f['series'] == 'nightly')} flip(s) between nightlies")
     return css, head + ("<br><span class='sub'>" + " · ".join(extra) + "</span>" if extra else "")
+
+
+def _reference_clause(reports: Path) -> str:
+    """What the libraries matrix says of the reference: it passes every spec, or how many it
+    does not (nothing where there is no libraries matrix)."""
+    path = reports / "libraries.csv"
+    try:
+        sources = _library_sources(path) if path.is_file() else []
+    except (KeyError, csv.Error, UnicodeDecodeError, OSError):
+        return ""
+    reference = next((s for s in sources if s.label.startswith("reference ")), None)
+    if reference is None:
+        return ""
+    bad = [k for k, o in reference.cells.items() if o not in (outcomes.PASS, outcomes.NOT_APPLICABLE)]
+    return ("the reference passes every spec" if not bad
+            else f"the reference does not pass {len(bad)} spec(s)")
+
+
+def _user_verdict(sources: list[Source], reports: Path) -> str:
+    """The second verdict, named apart from the gate's: what is broken in the pinned TorchRL
+    release (its known failures' defect fields), not whether the matrix met its expectations."""
+    from conformance.areas import ORDER
+    from conformance.defects import BY_SLUG, PINNED
+
+    pinned = next((s for s in sources if s.label == PINNED and s.origin == "matrix"), None)
+    if pinned is None:
+        return ""
+    slugs = {d for (*_, d) in pinned.meta.get("known", {}).values() if d}
+    areas = {getattr(BY_SLUG.get(slug), "area", None) for slug in slugs} - {None}
+    across = ("the five areas" if len(areas) == len(ORDER) else f"{len(areas)} of the five areas")
+    text = (f"torchrl {PINNED}: {len(slugs)} known defects across {across}" if slugs
+            else f"torchrl {PINNED}: no catalogued defect in its results")
+    reference = _reference_clause(reports)
+    return (f"<div id='user-verdict' class='verdict info'><strong>your TorchRL:</strong> "
+            f"{escape(text)}"
+            + (f"; {escape(reference)} (<a href='libraries.html'>libraries</a>)" if reference else "")
+            + "; each defect with its reproducer and upstream thread: "
+            "<a href='#known-section'>below</a></div>")
 
 
 def _links(sources: list[Source]) -> dict[str, str]:
@@ -198,13 +249,17 @@ def _flip_table(found: list[dict]) -> str:
                      + ")" if flip.get("pull_request") else "")
                   + f"<br><span class='sub'>{escape(flip['commit_note'])}</span>"
                   if flip["commit"] else escape(flip["commit_note"]))
-        specs = "".join(f"<li><code>{escape(c['spec'])}</code>: {escape(c['before'])} &rarr; "
-                        f"{escape(c['after'])}</li>" for c in flip["specs"])
-        linked = "".join(anchor(target, target.replace("https://github.com/", "")) + " "
+        specs = "".join(f"<li><a href='#spec={escape(c['spec'])}'><code>{escape(c['spec'])}</code>"
+                        f"</a>: {escape(c['before'])} &rarr; {escape(c['after'])}</li>"
+                        for c in flip["specs"])
+        # short whole labels over whole links (escape.link: http(s) or relative targets only)
+        linked = "".join(anchor(target, url_label(target), title=target) + " "
                          for target in flip.get("links", []))
         button = (f"<button type='button' class='show-diff' data-a='{escape(flip['after'])}' "
                   f"data-b='{escape(flip['at'])}'>show in the diff</button>")
-        rows.append(f"<tr><td><strong>{escape(flip['at'])}</strong><br>{button}</td><td>{where}</td>"
+        address = f"flip={flip['after']}..{flip['at']}"  # linkable: #flip=<after>..<at>
+        rows.append(f"<tr id='{escape(address)}'><td><a href='#{escape(address)}'><strong>"
+                    f"{escape(flip['at'])}</strong></a><br>{button}</td><td>{where}</td>"
                     f"<td>{len(flip['specs'])} ({flip['to_pass']} now pass, {flip['to_fail']} no longer pass)"
                     f"<details><summary>specs</summary><ul>{specs}</ul></details></td>"
                     f"<td>{escape(', '.join(flip['areas']))}</td><td>{linked or '-'}</td><td>{commit}</td></tr>")
@@ -270,7 +325,7 @@ def _interactive(kind_filter: bool) -> str:
             "FAIL / ERROR = an unexpected failure · UPASS = an unexpected pass · n/a = not applicable · "
             "cannot = cannot be tested here · NOT TESTED = the source could not be exercised · - = no such spec in that source. "
             "A bold outlined cell is unexpected against that run's expectations; hover a cell for its message.</p>"
-            "<div class='scroll'><table id='spec-table' class='grid'></table></div></section>"
+            "<div class='scroll grid-scroll'><table id='spec-table' class='grid'></table></div></section>"
             "<section id='diff-section'><h2>Diff of two columns</h2><div class='controls'>"
             "<label>A <select id='diff-a'></select></label><label>B <select id='diff-b'></select></label>"
             "<span id='diff-count' class='sub'></span></div>"
@@ -300,7 +355,8 @@ def upstream_page(reports: Path, history_dir: Path, bisect_dir: Path, out: Path)
     nightly_flips = [f for f in found if f["series"] == "nightly"]
     left_out = ("<p class='sub'><strong>History files left out:</strong> "
                 + escape("; ".join(skipped)) + "</p>") if skipped else ""
-    body = (f"<div id='verdict' class='verdict {css}'>{verdict}</div>{left_out}"
+    body = (f"<div id='verdict' class='verdict {css}'>{verdict}</div>"
+            f"{_user_verdict(sources, reports)}{left_out}"
             "<section id='heatmap-section'><h2>Passing specs: areas &times; sources"
             f"<span class='sub'> ({len(heat_columns(sources, found))} of {len(sources)} sources: every "
             "release and commit; nightlies: the last of each week and both sides of each flip)</span></h2>"
@@ -371,8 +427,8 @@ def libraries_page(reports: Path, out: Path) -> None:
         raise ValueError(f"{path}: no rows: not a libraries matrix (nox -s libraries writes it)")
     _write_data(out, "libraries", _payload(sources, "RL libraries"))
     bad = [s for s in sources if s.verdict != "conformant" or s.meta.get("partial")]
-    verdict = ("<strong>verdict: conformant to expectations</strong> — every implementation, no unexpected result"
-               if not bad else f"<strong>verdict: {len(bad)} implementation(s) not conformant</strong>: "
+    verdict = ("<strong>gate verdict: conformant to expectations</strong> — every implementation, no unexpected result"
+               if not bad else f"<strong>gate verdict: {len(bad)} implementation(s) not conformant</strong>: "
                + ", ".join(escape(f"{s.label} ({s.verdict})") for s in bad))
     body = (f"<div id='verdict' class='verdict {'bad' if bad else 'good'}'>{verdict}</div>"
             "<section><h2>Passing specs: areas &times; implementations</h2>"

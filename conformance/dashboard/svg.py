@@ -10,9 +10,12 @@ import datetime
 import math
 from html import escape
 
-# one colour per area (the base area and its family share it), with a dash pattern each
-AREA_STYLE = [("#1f77b4", ""), ("#d62728", "6 3"), ("#2ca02c", "2 2"), ("#9467bd", "8 3 2 3"),
-              ("#ff7f0e", "1 3"), ("#555555", "10 4")]
+# a line's style: ten distinct colours, and a dash pattern that changes with the index too, so
+# that no two of the first twenty lines share both (a legend of 13 entries had three solid blues)
+PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#555555", "#17becf",
+           "#8c564b", "#e377c2", "#bcbd22"]
+DASHES = ["", "6 3", "2 2", "8 3 2 3"]
+AREA_STYLE = [(PALETTE[n % len(PALETTE)], DASHES[n % len(DASHES)]) for n in range(20)]
 
 
 def _pass_colour(fraction: float | None) -> str:
@@ -29,45 +32,61 @@ def heatmap(rows: list[str], row_titles: dict[str, str], columns: list[dict],
     """Areas down, sources across: each cell the specs passing of those run, its colour the
     share that passes, a thick border where a result was unexpected. ``counts[(area, label)]``
     is (passing, total, unexpected)."""
-    left, cell_h = 250, 19
-    # room above the cells for the longest rotated column label (about 5.5 px a character)
-    top = min(140, 30 + int(4.8 * max((len(c["short"]) for c in columns), default=6)))
+    left, cell_h = 250, 16
+    # room above the cells for the longest vertical column label (about 6 px a character): a
+    # label stays inside its column, never under the next group's line or past the edge
+    top = 24 + int(6.2 * max((len(c["short"]) for c in columns), default=6))
     n = max(len(columns), 1)
     cell_w = max(14, min(46, (width - left - 10) // n))
     height = top + cell_h * len(rows) + 22
-    out = [f"<svg xmlns='http://www.w3.org/2000/svg' class='heatmap' width='{left + cell_w * n + 10}' "
+    # wide enough for the note below the cells, however few the columns
+    out = [f"<svg xmlns='http://www.w3.org/2000/svg' class='heatmap' width='{max(left + cell_w * n + 10, 1000)}' "
            f"height='{height}' role='img' aria-label='passing specs per area and source'>"]
-    previous_group = None
+    previous_group, previous_suite = None, None
     for i, column in enumerate(columns):
         x = left + i * cell_w
         group = group_of(column) if group_of else None
+        suite = column.get("suite")  # what the column was measured with (its spec count)
         if group != previous_group:
             out.append(f"<line x1='{x}' x2='{x}' y1='4' y2='{height - 18}' stroke='#333' stroke-width='1.5'/>"
                        f"<text x='{x + 3}' y='12' class='group'>{escape(group or '')}</text>")
             previous_group = group
+        elif suite != previous_suite:  # a change of suite, never an upstream change: marked so
+            out.append(f"<g class='suite-change'><title>measured with another suite from here: "
+                       f"{escape(str(previous_suite))} -> {escape(str(suite))}</title>"
+                       f"<line x1='{x}' x2='{x}' y1='16' y2='{height - 18}' stroke='#777' "
+                       f"stroke-width='1.5' stroke-dasharray='3 3'/></g>")
+        previous_suite = suite
         label = column["short"]
-        out.append(f"<text class='col' transform='translate({x + cell_w / 2 + 4},{top - 4}) rotate(-60)'>"
-                   f"<title>{escape(column['label'])}</title>{escape(label)}</text>")
+        out.append(f"<text class='col' transform='translate({x + cell_w / 2 + 4},{top - 4}) rotate(-90)'>"
+                   f"<title>{escape(column['label'])}"
+                   f"{escape(' · measured with ' + str(column.get('suite_note') or suite)) if suite else ''}</title>"
+                   f"{escape(label)}</text>")
     for j, area in enumerate(rows):
         y = top + j * cell_h
-        out.append(f"<text x='{left - 6}' y='{y + cell_h - 5}' class='row' text-anchor='end'>"
+        out.append(f"<text x='{left - 6}' y='{y + cell_h - 4}' class='row' text-anchor='end'>"
                    f"{escape(row_titles.get(area, area))}</text>")
         for i, column in enumerate(columns):
             x = left + i * cell_w
-            passing, total, unexpected = counts.get((area, column["label"]), (0, 0, 0))
-            colour = _pass_colour(passing / total if total else None)
+            passing, total, unexpected, *rest = counts.get((area, column["label"]), (0, 0, 0))
+            na = rest[0] if rest else 0  # not applicable: neither passing nor failing
+            tested = total - na
+            colour = _pass_colour(passing / tested if tested else None)
             border = ("stroke='#000' stroke-width='2.2'" if unexpected
                       else "stroke='#fff' stroke-width='1'")
-            tip = (f"{column['label']} · {area}: {passing} of {total} pass"
-                   + (f", {unexpected} unexpected" if unexpected else "") if total
-                   else f"{column['label']} · {area}: no spec of this area ran")
+            tip = (f"{column['label']} · {area}: {passing} of {tested} pass"
+                   + (f", {unexpected} unexpected" if unexpected else "")
+                   + (f", {na} n/a" if na else "") if tested
+                   else f"{column['label']} · {area}: " + (
+                       f"n/a ({na} specs: the area is not provided)" if na
+                       else "no spec of this area ran"))
             out.append(f"<g class='cell'><title>{escape(tip)}</title><rect x='{x}' y='{y}' "
                        f"width='{cell_w}' height='{cell_h}' fill='{colour}' {border}/>"
-                       f"<text x='{x + cell_w / 2}' y='{y + cell_h - 5}' text-anchor='middle'>"
-                       f"{passing if total else '-'}</text></g>")
-    out.append(f"<text x='{left}' y='{height - 4}' class='note'>number: specs passing in the area "
-               "(hover a cell for 'of N'); colour: share passing, red 0% to green 100%; black "
-               "border: an unexpected result</text></svg>")
+                       f"<text x='{x + cell_w / 2}' y='{y + cell_h - 4}' text-anchor='middle'>"
+                       f"{passing if tested else ('n/a' if na else '-')}</text></g>")
+    out.append(f"<text x='{left}' y='{height - 4}' class='note'>number: specs passing (hover: of N); "
+               "colour: share passing of those that apply, red 0% to green 100%, grey: n/a or not "
+               "run; black border: unexpected; grey dashes: another suite from there</text></svg>")
     return "".join(out)
 
 
@@ -76,7 +95,8 @@ def _day_number(day: str) -> int:
 
 
 def timeline(series: list[tuple[str, str | None]], lines: dict[str, list[float | None]],
-             flips: list[dict], titles: dict[str, str], width: int = 1360, height: int = 250) -> str:
+             flips: list[dict], titles: dict[str, str], width: int = 1360, height: int = 240,
+             suites: list[int] | None = None) -> str:
     """Passes per area (share of the area's specs, %) over the sources: releases at even steps
     by version, then nightlies to scale by date; a dashed mark with its label on each flip.
 
@@ -112,13 +132,33 @@ def timeline(series: list[tuple[str, str | None]], lines: dict[str, list[float |
     if nightlies:
         out.append(f"<text x='{left + split + 14}' y='{top - 8}' class='group'>nightlies, by date "
                    "(to scale; a dot per nightly run)</text>")
-    step = max(1, math.ceil(len(series) / 40))
-    for i, (label, day) in enumerate(series):
-        if i % step and i != len(series) - 1:
+    # a tick label where it does not overlap the one before: labels rotated 60 degrees are
+    # parallel, dx * sin(60) apart, so 10 px text needs dx >= 12 (14: some air); the newest
+    # always has one, in place of a too-close previous one
+    placed: list[int] = []
+    for i in range(len(series)):
+        if placed and xs[i] - xs[placed[-1]] < 14:
+            if i == len(series) - 1:
+                placed[-1] = i
             continue
+        placed.append(i)
+    for i in placed:
+        label, day = series[i]
         short = day[5:] if day else label
         out.append(f"<text class='tick' transform='translate({xs[i] + 3},{top + plot_h + 8}) rotate(60)'>"
                    f"{escape(short)}</text>")
+    # where the suite changes (another set of specs) within a series: a grey marker, "suite",
+    # so that a jump of the shares there is not read as an upstream change
+    for i in range(1, len(series) if suites else 0):
+        same_series = (series[i][1] is None) == (series[i - 1][1] is None)
+        if same_series and suites[i] != suites[i - 1]:
+            out.append(f"<g class='suite-change'><title>{escape(series[i][0])}: measured with "
+                       f"the {suites[i]}-spec suite, {escape(series[i - 1][0])} with the "
+                       f"{suites[i - 1]}-spec one: shares across it compare different specs"
+                       f"</title><line x1='{xs[i] - 3:.1f}' x2='{xs[i] - 3:.1f}' y1='{top}' "
+                       f"y2='{top + plot_h}' stroke='#888' stroke-width='3' stroke-opacity='0.5'/>"
+                       f"<text x='{xs[i] - 5:.1f}' y='{top + plot_h - 4}' class='flipmark' "
+                       f"text-anchor='end'>suite {suites[i - 1]}→{suites[i]}</text></g>")
     for k, flip in enumerate(flips):
         index = next((i for i, (label, _) in enumerate(series) if label == flip["at"]), None)
         if index is None:
@@ -155,13 +195,15 @@ def timeline(series: list[tuple[str, str | None]], lines: dict[str, list[float |
                 out.append(f"<circle cx='{xs[i]:.1f}' cy='{y(s):.1f}' r='2.4' fill='{colour}'>"
                            f"<title>{escape(series[i][0])} · {escape(titles.get(area, area))}: "
                            f"{s:.0f}% pass</title></circle>")
-        ly = top + 14 * n + 6
+        ly = top + 12 * n + 4  # 12 px a line: the legend fits the plot's height
         out.append(f"<line x1='{left + plot_w + 10}' x2='{left + plot_w + 34}' y1='{ly}' y2='{ly}' "
                    f"stroke='{colour}' stroke-width='2' stroke-dasharray='{dash}'/>"
                    f"<text x='{left + plot_w + 38}' y='{ly + 4}' class='legend'>"
                    f"{escape(titles.get(area, area))}</text>")
-    ly = top + 14 * len(lines) + 10
-    out.append(f"<text x='{left + plot_w + 10}' y='{ly + 4}' class='legend'>+N/-N: a flip, N specs</text>")
+    ly = top + 12 * len(lines) + 6
+    out.append(f"<text x='{left + plot_w + 10}' y='{ly + 4}' class='legend'>+N/-N: a flip, N specs</text>"
+               f"<text x='{left + plot_w + 10}' y='{ly + 16}' class='legend'>grey bar: another "
+               "suite from there</text>")
     out.append("</svg>")
     return "".join(out)
 

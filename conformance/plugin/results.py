@@ -412,3 +412,40 @@ class ResultsPlugin:
                 terminalreporter.write_line(f"partial run: {self.partial_reason}", yellow=True)
             for path in self.written:
                 terminalreporter.write_line(str(path))
+
+    def print_verdict(self, terminalreporter) -> None:
+        """The verdict block (``conformance.reporting.verdict``), last before pytest's counts;
+        under a parent that judges this run (``conformance.parent``), the parent prints it."""
+        import os
+
+        from conformance.reporting.verdict import BY_PARENT, block
+
+        if os.environ.get(BY_PARENT):
+            return
+        rows = self._ordered_rows()
+        if not rows:
+            return
+        report = next((p for p in self.written if p.suffix == ".md"), None)
+        where = str(report) if report else "the rows above (no report was written)"
+        lines = block([{"partial": self.partial_reason, "rows": rows}], where=where)
+        good = lines[0].endswith(": conformant to expectations: no unexpected result")
+        terminalreporter.write_sep("=", "conformance verdict", green=good, red=not good,
+                                   bold=True)
+        for i, line in enumerate(lines):
+            terminalreporter.write_line(line, **({"green": good, "red": not good, "bold": True}
+                                                 if i == 0 else {}))
+
+
+class VerdictLast:
+    """The verdict block of a ``ResultsPlugin``'s rows, as the outermost terminal-summary wrapper:
+    after pytest's own summary (its -ra "short test summary" included), the last thing before
+    the counts line. A plug-in of its own: pytest registers only ``pytest_*`` names, once each."""
+
+    def __init__(self, results: ResultsPlugin):
+        self.results = results
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter):
+        result = yield
+        self.results.print_verdict(terminalreporter)
+        return result

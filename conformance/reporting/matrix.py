@@ -163,7 +163,7 @@ def _failures(rows: pd.DataFrame) -> list[str]:
     bad = rows[~rows["expected"]]
     out = []
     for _, r in bad.sort_values(["column", "nodeid"]).iterrows():
-        first = (r["message"] or "").splitlines()[0][:300] if r["message"] else ""
+        first = (r["message"] or "").splitlines()[0] if r["message"] else ""  # whole: links too
         out.append(f"- {code(r['nodeid'])} ({md(r['column'])}): **{md(r['outcome'])}** — "
                    f"{md(first)}")
     return out
@@ -215,6 +215,11 @@ def render_markdown(rows: pd.DataFrame, title: str = "TorchRL conformance",
     matrix = build_matrix(rows)
     counts = summary(rows)
     verdict = verdict_line(rows)
+    from conformance.reporting.verdict import user_verdict
+
+    user = user_verdict(_records(rows))
+    if user:
+        verdict += f"\n\n**your TorchRL:** {md(user)}"
     parts = [f"## {title}", "", verdict, "", *(preface or []), "" if preface else None,
              _markdown_table(counts, "implementation"), ""]
     parts = [p for p in parts if p is not None]
@@ -255,6 +260,10 @@ _HTML_STYLE = (
     ".verdict.bad{border-color:#c0392b;background:#fbeaea}"
     ".s-pass{background:#cdeccf}.s-known{background:#fbe7a6}.s-bad{background:#f4b4b4;font-weight:700}"
     ".s-na{background:#eee;color:#555}.s-cannot{background:#d9e3f5}"
+    ".user{padding:6px 10px;border-left:8px solid #b7791f;background:#fdf6e3;font-size:15px}"
+    "details{display:inline}summary{cursor:pointer}pre{white-space:pre-wrap;"
+    "overflow-wrap:anywhere;background:#f6f6f6;padding:4px}td a{white-space:nowrap}"
+    ".listed{color:#555}"
 )
 _CLASS = {"pass": "s-pass", "known failure": "s-known", "fail": "s-bad", "error": "s-bad",
           "unexpected pass": "s-bad", "not tested": "s-bad", "not applicable": "s-na",
@@ -285,36 +294,37 @@ def _suites(rows: pd.DataFrame) -> str:
 
 
 def render_html(rows: pd.DataFrame, title: str = "TorchRL conformance") -> str:
-    """The matrix as one HTML page: the verdict first, statuses as words (no emoji font needed)."""
+    """The matrix as one HTML page: the two verdicts first, statuses as words (no emoji font
+    needed), TorchRL's known defects with their upstream threads and reproducers, then every
+    message whole behind a fold (``conformance.reporting.html_parts``: escaped by construction)."""
+    from conformance.reporting import html_parts as H
+
     matrix = build_matrix(rows)
     counts = summary(rows)
-    verdict = verdict_line(rows)
-    good = verdict.startswith("**verdict: conformant")
-    verdict_html = html.escape(verdict).replace("**", "<strong>", 1).replace("**", "</strong>", 1)
+    records = _records(rows)
     return (
         f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         f"<style>{_HTML_STYLE}</style></head><body><h1>{html.escape(title)}</h1>"
-        f"<p id='verdict' class='verdict{'' if good else ' bad'}'>{verdict_html}</p>"
+        + H.verdicts(records)
         + (f"<p>Suite: torchrl-conformance {html.escape(_suites(rows))}</p>" if _suites(rows) else "")
-        + f"{_html_table(counts, 'implementation', words=False)}<h2>Matrix (unexpected results first)</h2>"
-        f"{_html_table(matrix, 'spec', words=True)}"
-        f"<h2>Messages</h2><ul>"
+        + f"{_html_table(counts, 'implementation', words=False)}"
+        + H.defects(records)
+        + f"<h2>Matrix (unexpected results first)</h2>{_html_table(matrix, 'spec', words=True)}"
+        "<h2>Messages</h2><ul>"
         + "".join(
-            f"<li><code>{html.escape(r['nodeid'])}</code> ({html.escape(r['column'])}): "
-            f"{html.escape(WORD.get(r['outcome'], r['outcome']))} {html.escape((r['message'] or '')[:500])}"
-            f"{_listed(r)}</li>"
-            for _, r in rows[rows["outcome"] != "pass"].iterrows()
+            f"<li id='spec={H.text(r['nodeid'])}'><code>{H.text(r['nodeid'])}</code> "
+            f"({H.text(H.V._label(r))}): {H.text(WORD.get(r['outcome'], r['outcome']))}"
+            f"{H.message(r)}</li>"
+            for r in records if r["outcome"] != "pass"
         )
         + "</ul></body></html>"
     )
 
 
-def _listed(row) -> str:
-    """A known failure's expectation (the row's fields reason and link), for the HTML list."""
-    reason, link = row.get("reason"), row.get("link")
-    if row["outcome"] != "known failure" or not isinstance(reason, str):
-        return ""
-    return f" [listed: {html.escape(reason)} ({html.escape(str(link))})]"
+def _records(rows: pd.DataFrame) -> list[dict]:
+    """The rows as plain dicts (NaN as None), for the parts that read fields."""
+    frame = rows.astype(object).where(rows.notna(), None)
+    return frame.to_dict("records")
 
 
 def render_reports(results: Iterable[Path | dict], out_dir: Path, stem: str = "conformance",

@@ -384,6 +384,7 @@ def main(argv=None) -> int:
             if results.parent.name != PARTIAL_FOLDER and judged.complete:
                 history.record_quietly(results, record,
                                        args.history_dir or args.reports_dir / "history", log)
+    this_files = list(result_files)  # the verdict block is of this run's sources only
     disk = report.disk_lines([args.work_dir, *sorted(args.work_dir.parent.glob("_upstream-base-torch*")),
                               *(Path(p).parent.parent for p in args.base.values())])
     for line in filter(None, disk):
@@ -425,6 +426,7 @@ def main(argv=None) -> int:
         if complete_run:
             _refresh_bug_reports(args.reports_dir)
     log(f"total wall time {time.time() - started:.0f} s")
+    print_verdict_block(this_files, args.reports_dir / f"{stem}.md")
     for label, judged in this_run:
         if not judged.passed:
             print(f"torchrl {label}: {judged.text}", file=sys.stderr)
@@ -433,6 +435,25 @@ def main(argv=None) -> int:
     if any(judged.status is Status.PARTIAL for _, judged in this_run):
         return RUNNER_PARTIAL_EXIT
     return 1 if failed else 0
+
+
+def print_verdict_block(result_files: list[Path], where: Path) -> None:
+    """The verdict block of this run's sources (``conformance.reporting.verdict``), last: a
+    TorchRL's defects are listed when one source was checked (with several, each column's
+    known defects are in the matrix, ``where``)."""
+    from conformance.reporting.verdict import block
+
+    documents = []
+    for path in result_files:
+        try:
+            documents.append(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            continue
+    if not documents:
+        return
+    print("=" * 30 + " conformance verdict " + "=" * 30, flush=True)
+    for line in block(documents, where=str(where), defects=len(documents) == 1):
+        print(line, flush=True)
 
 
 def _refresh_bug_reports(reports_dir: Path) -> None:

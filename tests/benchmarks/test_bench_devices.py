@@ -259,14 +259,14 @@ def test_cuda_targets_on_a_cuda_run():
     lines = "\n".join(_lines(_cuda_points()))
     # 400 / 800 µs; 400 µs over 20 launches of 10 µs = 2; 800 / 200 = 4; 50 / 10 µs = 5
     assert ("PER sample_256 at 1e6 on cuda, reference / torchrl CUDA trees = **0.5** "
-            "(target <= 1.0: met)") in lines
+            "(unpaired: a ratio of medians; target <= 1.0: met)") in lines
     assert ("PER sample_256 at 1e6 on cuda, reference / (one launch+sync x 20 tree levels) = "
             "**2** (target <= 3: met)") in lines
     assert ("PER sample_256 at 1e6 on cuda, torchrl / (one launch+sync x 20 tree levels) = "
             "**4** (target <= 3: NOT met)") in lines
     assert "update_256 at 1e6 on cuda, reference / torchrl CUDA trees: not measured" in lines
     assert ("TanhNormal mode at 1e6 float32 on cuda: reference / one torch.tanh = **5** "
-            "(target <= 10: met)") in lines
+            "(unpaired: a ratio of medians; target <= 10: met)") in lines
 
 
 def test_the_report_of_a_cuda_run_has_floors_and_cuda_only_points(tmp_path):

@@ -125,3 +125,35 @@ def test_a_size_over_the_call_budget_skips_only_larger_sizes_in_later_passes(mon
     for size in (2, 3):
         with pytest.raises(NotImplementedError, match="size=2 already took 5.0 s a call"):
             side_by_side._prepare(work, None, {"size": size}, options)
+
+
+def test_a_target_line_gives_the_spread_of_its_pairs_and_whether_the_goal_is_within_it():
+    from benchtools.targets import Points, Target
+
+    def points(numerator):
+        p = Points("cpu")
+        p.add("a", "reference", "cpu", {}, Stats(0, 0, 0, 0, tuple(numerator), "g"))
+        p.add("a", "torchrl", "cpu", {}, Stats(0, 0, 0, 0, (1.0,) * len(numerator), "g"))
+        return p
+
+    target = Target("{impl} / torchrl", "<= 1.0",
+                    lambda p, impl: ratio(p.get("a", impl), p.get("a", "torchrl")),
+                    lambda v: v <= 1.0, versus="torchrl")
+    assert target.lines(points([0.8, 0.9, 0.7, 0.85, 0.95]), ["reference", "torchrl"]) == [
+        "- reference / torchrl = **0.85** (median of 5 pairs in turns, spread 0.7 – 0.95; "
+        "target <= 1.0: met)"]
+    assert target.lines(points([0.8, 1.2, 1.1, 1.05, 0.95]), ["reference"]) == [
+        "- reference / torchrl = **1.05** (median of 5 pairs in turns, spread 0.8 – 1.2; the "
+        "goal is within its spread; target <= 1.0: NOT met)"]
+    # timed apart (no group in common): the ratio of the medians, said to be unpaired
+    apart = Points("cpu")
+    apart.add("a", "reference", "cpu", {}, Stats(0, 2.0, 0, 0))
+    apart.add("a", "torchrl", "cpu", {}, Stats(0, 1.0, 0, 0))
+    assert target.lines(apart, ["reference"]) == [
+        "- reference / torchrl = **2** (unpaired: a ratio of medians; target <= 1.0: NOT met)"]
+
+
+def test_every_group_runs_at_least_five_cycles_slow_calls_included():
+    machine = _Machine(period=10**9)
+    fast, slow = turns.Timing(machine.work(1e-3)), turns.Timing(machine.work(turns.SLOW))
+    assert turns.run([fast, slow], machine.clock, budget=0.0) == turns.MIN_PAIRS == 5

@@ -153,7 +153,7 @@ def test_report_ratios_and_targets_from_a_pytest_benchmark_json(tmp_path):
         "- PER extend over the max slot, torchrl: time(1e6) / time(1e3) = **20** "
         "(target <= 2: NOT met)"]
     assert TARGETS[1].lines(points, impls) == [
-        "- PER sample_256, reference / torchrl C++ trees (max over capacities 4e3 .. 1e6): "
+        "- PER sample_256, reference / torchrl C++ trees (max over capacities 4e3 .. 1e7): "
         "not measured (target <= 1.0)"]
 
 
@@ -243,3 +243,13 @@ def test_a_tracked_ratio_is_timed_in_turns_at_a_point():
     assert over.track_ratio("reference", "cpu", "float32", 100) > 1  # the mode costs > one tanh
     numerator, denominator = over.pair
     assert len(numerator.cycles) == len(denominator.cycles) >= 3
+
+
+def test_the_report_names_the_machines_load_when_the_results_have_it():
+    from benchtools.report import _load_note
+
+    note = _load_note({"load": {"start": [7.25, 7.33, 6.54], "end": [8.0, 7.5, 6.9]}})
+    assert note == (" Load average (1 / 5 / 15 min): 7.25 / 7.33 / 6.54 at the start, "
+                    "8 / 7.5 / 6.9 at the end: the machine was shared, which is why only "
+                    "paired ratios are quoted.")
+    assert _load_note({}) == ""  # results from before the load was recorded

@@ -49,7 +49,7 @@ def test_dashboard_in_chromium(site):
 
         verdict = tab.locator("#verdict")
         assert verdict.is_visible()
-        assert verdict.inner_text().startswith(("verdict:", "PARTIAL RUN")), verdict.inner_text()
+        assert verdict.inner_text().startswith(("gate verdict:", "PARTIAL RUN")), verdict.inner_text()
         for selector in ("#verdict", "svg.heatmap", "svg.timeline"):
             box = tab.locator(selector).bounding_box()
             assert box and box["y"] >= 0 and box["y"] + box["height"] <= 900, (

@@ -36,7 +36,7 @@ def test_the_parent_judges_from_the_file_this_run_wrote(tmp_path):
     assert verdict.judge(where, since, 0)[0] == 1
     _write(results, _complete_rows())
     assert verdict.judge(where, since, 0) == (
-        0, f"conformant to expectations: {len(_complete_rows())} rows ({results})")
+        0, f"conformant to expectations: no unexpected result ({len(_complete_rows())} rows, {results})")
     _write(results, _complete_rows()[:-1])  # one spec short, not flagged partial by the child
     code, line = verdict.judge(where, since, 0)
     assert code == PARTIAL_EXIT and "have no torchrl row" in line

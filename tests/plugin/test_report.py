@@ -95,7 +95,7 @@ def test_html_report_opens_with_the_verdict_and_needs_no_emoji_font(results_file
     page = (tmp_path / "out" / "conformance.html").read_text()
     verdict = re.search(r"<p id='verdict' class='([^']*)'>(.*?)</p>", page)
     assert verdict and verdict.group(1) == "verdict bad"
-    assert verdict.group(2) == "<strong>verdict: 1 unexpected result(s)</strong>"
+    assert verdict.group(2) == "<strong>gate verdict:</strong> NOT CONFORMANT: 1 unexpected result(s)"
     assert page.index("id='verdict'") < page.index("<table")
     assert "<td class='s-bad'>FAIL</td>" in page and "<td class='s-known'>known failure</td>" in page
     assert not re.search("[\u2600-\u27bf\U0001f300-\U0001faff]", page), "an emoji in the HTML report"

@@ -102,7 +102,8 @@ FLOORS = (
                            "conformance.capabilities", "conformance.test_")),
     ("runners", ("conformance.upstream", "conformance.dropin", "conformance.libraries.run",
                  "conformance.libraries.selftests")),
-    ("entry points", ("conformance.console", "conformance.embed", "conformance.parent")),
+    ("entry points", ("conformance.console", "conformance.embed", "conformance.parent",
+                      "conformance.build_trees")),
 )
 
 

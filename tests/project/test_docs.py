@@ -136,7 +136,7 @@ def test_every_nox_session_named_exists():
 
 PROJECT_PACKAGES = ("conformance", "benchtools", "impls", "benchmarks", "tests")
 #: third-party modules the docs run with ``python -m``; anything else must be the project's
-TOOLS = {"pip", "nox", "pytest", "asv"}
+TOOLS = {"pip", "nox", "pytest", "asv", "http.server"}  # http.server: the standard library's
 
 
 def _modules_named() -> set[str]:

@@ -62,6 +62,26 @@ def test_tree_matches_brute_force(size, reduce):
         assert torch.allclose(rebuilt.root, tree.root)
 
 
+@pytest.mark.parametrize("size", [1, 5, 64, 1000, 5000])
+def test_filling_one_channel_leaves_the_tree_a_rebuild_would_give(size):
+    """``fill_channel`` (the sampler's eviction) writes one channel's leaves and its ancestors
+    only: every level of every channel equals a rebuild from the leaves."""
+    rng = random.Random(size)
+    ops = ("sum", "min", "min")
+    for shape in SHAPES:
+        tree = _tree(size, ops, shape)
+        tree.set(torch.arange(size), torch.rand(3, size, dtype=torch.float64))
+        for channel, value in ((2, math.inf), (1, 0.25), (0, 0.0)):
+            idx = torch.randperm(size)[: rng.randint(1, size)]
+            tree.fill_channel(channel, idx, value)
+            rebuilt = _tree(size, ops, shape)
+            rebuilt.levels[0].copy_(tree.levels[0])
+            rebuilt.rebuild()
+            assert (tree.levels[0][channel, idx] == value).all()
+            for mine, theirs in zip(tree.levels, rebuilt.levels, strict=True):
+                assert torch.equal(mine, theirs)
+
+
 @pytest.mark.parametrize("size", [1, 3, 64, 1000, 5000])
 def test_scan_is_an_inverse_cdf_that_skips_empty_leaves(size):
     for shape in SHAPES:

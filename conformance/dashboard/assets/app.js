@@ -69,13 +69,32 @@
         if (Object.keys(seen).length < 2) { return; }
       }
       shown += 1;
-      var tr = el("tr");
-      tr.appendChild(el("th", {"class": "spec", "title": spec}, spec));
+      // every spec has an address: #spec=<its id>, linkable from an upstream issue
+      var tr = el("tr", {"id": "spec=" + spec});
+      var th = el("th", {"class": "spec", "title": spec});
+      th.appendChild(el("a", {"href": "#spec=" + spec}, spec));
+      tr.appendChild(th);
       columns.forEach(function (i) { tr.appendChild(cell(i, s)); });
       tbody.appendChild(tr);
     });
     table.appendChild(tbody);
     $("area-count").textContent = shown + " of " + total + " specs shown, " + columns.length + " sources";
+    // the newest columns are the last: show them first (the spec names stay, sticky on the left)
+    var box = table.parentNode;
+    if (box && box.className.indexOf("grid-scroll") >= 0) { box.scrollLeft = box.scrollWidth; }
+  }
+
+  // #spec=<id>: that spec's area selected, its row shown and outlined
+  function followAddress() {
+    var hash = decodeURIComponent(window.location.hash || "");
+    if (hash.indexOf("#spec=") !== 0) { return; }
+    var spec = hash.slice(6);
+    if (D.specs.indexOf(spec) < 0) { return; }
+    $("area").value = areaOf(spec);
+    $("changing").checked = false;
+    renderArea();
+    var row = document.getElementById("spec=" + spec);
+    if (row) { row.className += " target"; row.scrollIntoView({block: "center"}); }
   }
 
   function renderDiff() {
@@ -127,6 +146,8 @@
     $("diff-b").value = String(lastNightly >= 0 ? lastNightly : D.columns.length - 1);
     renderArea();
     renderDiff();
+    followAddress();
+    window.addEventListener("hashchange", followAddress);
     // a flip's button: its two sources in the diff
     var index = {};
     D.columns.forEach(function (c, i) { index[c.label] = i; });

@@ -55,6 +55,9 @@ def extension_problem(sampler_cls) -> str | None:
 
 
 CUDA_TREES = "CudaSumSegmentTreeFp32"  # what torchrl._torchrl holds when built with CUDA
+#: the one option that builds the CPU trees for the installed torch (conformance.build_trees)
+TREES_FIX = ("torchrl-conformance --build-trees (builds them from the installed torchrl's "
+             "torchrl/csrc for this torch; needs a C++ compiler)")
 
 
 def cuda_trees_problem() -> str | None:
@@ -485,14 +488,27 @@ def default_is_transformed(sampler_cls) -> bool:
     return abs(value - (1.0 + PROBE_EPS) ** PROBE_ALPHA) < 1e-6
 
 
+def _load_error() -> str:
+    """Why ``import torchrl._torchrl`` fails here, first line."""
+    try:
+        import torchrl._torchrl  # noqa: F401
+    except ImportError as exc:
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:200]
+    return "it imports, but has no segment trees"
+
+
 def make(adapter):
     from torchrl.data import PrioritizedSampler
 
     problem = extension_problem(PrioritizedSampler)
     if problem:
+        # TorchRL's own words point at a warning that went to the warnings filter: say instead
+        # why its extension did not load, then the one option that fixes it
+        problem = problem.replace(" See warning above.", "")
         raise Untestable(
-            "TorchRL's C++ segment trees (torchrl._torchrl) do not load next to this torch, so "
-            f"PrioritizedSampler cannot be built: {problem}")
+            f"TorchRL's C++ segment trees (torchrl._torchrl) do not load next to this torch "
+            f"({_load_error()}), so PrioritizedSampler cannot be built: {problem} — fix: "
+            f"{TREES_FIX}")
     area = PrioritizedReplayArea(
         PrioritizedSampler, default_is_raw=not default_is_transformed(PrioritizedSampler))
     area.slice_sampler_cls = slice_sampler()

@@ -1,0 +1,68 @@
+"""End-to-end training, reference / TorchRL, paired in turns: ``examples/dropin_training.py``
+(SAC with prioritized replay, PPO with value clipping) run with ``--impl torchrl`` and
+``--impl reference`` alternately in one process, the same arguments and seeds, the process's CPU
+time of each run (one torch thread). The ratio is the median over pairs, with its spread.
+
+    python -m benchtools.end_to_end [--env mock|Pendulum-v1] [--pairs 5] [--frames 1000]
+
+Pendulum-v1 needs gymnasium; ``mock`` is TorchRL's own continuous test environment (nothing
+beyond torchrl). Prints one line per algorithm; nothing is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import statistics
+import sys
+import time
+
+from conformance.paths import ROOT
+
+
+def _run(main, algo: str, impl: str, env: str, frames: int) -> float:
+    """CPU seconds of one training run (its printed returns swallowed)."""
+    start = time.process_time()
+    with contextlib.redirect_stdout(io.StringIO()):
+        main(["--algo", algo, "--impl", impl, "--env", env, "--frames", str(frames)])
+    return time.process_time() - start
+
+
+def paired(main, algo: str, env: str, frames: int, pairs: int) -> list[float]:
+    """reference / torchrl per pair, the first of a pair alternating (after one warm-up run of
+    each, not kept)."""
+    for impl in ("torchrl", "reference"):
+        _run(main, algo, impl, env, frames)
+    ratios = []
+    for n in range(pairs):
+        order = ("torchrl", "reference") if n % 2 == 0 else ("reference", "torchrl")
+        seconds = {impl: _run(main, algo, impl, env, frames) for impl in order}
+        ratios.append(seconds["reference"] / seconds["torchrl"])
+    return ratios
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(prog="python -m benchtools.end_to_end", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--env", default="mock")
+    p.add_argument("--pairs", type=int, default=5)
+    p.add_argument("--frames", type=int, default=1000)
+    p.add_argument("--algo", nargs="+", default=["sac", "ppo"], choices=["sac", "ppo"])
+    args = p.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(1)
+    sys.path.insert(0, str(ROOT / "examples"))
+    from dropin_training import main as train
+
+    for algo in args.algo:
+        ratios = paired(train, algo, args.env, args.frames, args.pairs)
+        print(f"{algo} on {args.env}, {args.frames} frames: reference / torchrl = "
+              f"{statistics.median(ratios):.3f} (median of {len(ratios)} pairs in turns, spread "
+              f"{min(ratios):.3f} – {max(ratios):.3f}; target <= 1.0: "
+              f"{'met' if statistics.median(ratios) <= 1.0 else 'NOT met'})", flush=True)
+
+
+if __name__ == "__main__":
+    main()
