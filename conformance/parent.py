@@ -81,15 +81,21 @@ def judge(paths: list[Path], since: float, returncode: int) -> tuple[int, str]:
     rows = document.get("rows")
     if not isinstance(rows, list) or not rows:
         return (returncode or 1), f"NO VERDICT: {path} holds no rows"
-    if document.get("partial"):
-        return PARTIAL_EXIT, f"PARTIAL RUN: not a conformance verdict ({document['partial']})"
-    impls = list((document.get("implementations") or {}).keys())
-    devices = sorted({str(r.get("device", "cpu")) for r in rows if isinstance(r, dict)})
-    short = rows_reason(rows, impls, devices[0] if len(devices) == 1 else "cpu")
-    if short:
-        return PARTIAL_EXIT, f"PARTIAL RUN: not a conformance verdict ({short})"
     not_tested = sum(1 for r in rows if r.get("outcome") == outcomes.NOT_TESTED)
     unexpected = sum(1 for r in rows if r.get("expected") is not True)
+    partial = document.get("partial")
+    if not partial:
+        impls = list((document.get("implementations") or {}).keys())
+        devices = sorted({str(r.get("device", "cpu")) for r in rows if isinstance(r, dict)})
+        partial = rows_reason(rows, impls, devices[0] if len(devices) == 1 else "cpu")
+    if partial and unexpected:
+        # a failure seen is red whatever did not run: the narrowed run a user makes to check one
+        # area (-k ppo) must not read as "no verdict" when a spec of that area failed
+        # (1, not the child's code: under --require-complete pytest exits 6 for any partial run)
+        return 1, (f"NOT CONFORMANT: {unexpected} unexpected result(s) in a "
+                                   f"PARTIAL RUN ({partial}; {path})")
+    if partial:
+        return PARTIAL_EXIT, f"PARTIAL RUN: not a conformance verdict ({partial})"
     if unexpected:
         what = f", {not_tested} NOT TESTED" if not_tested else ""
         return (returncode or 1), f"NOT CONFORMANT: {unexpected} unexpected result(s){what} ({path})"

@@ -44,6 +44,12 @@ def test_the_parent_judges_from_the_file_this_run_wrote(tmp_path):
     code, line = verdict.judge(where, since, 0)
     assert code == PARTIAL_EXIT and line == ("PARTIAL RUN: not a conformance verdict (filtered "
                                              "with -k 'ppo')")
+    bad = _complete_rows()[:-1]  # a partial run in which a spec failed: red, not "no verdict"
+    bad[0].update(outcome="fail", expected=False)
+    _write(where[1], bad, partial="filtered with -k 'ppo'")
+    code, line = verdict.judge(where, since, 0)
+    assert code == 1 and line.startswith(
+        "NOT CONFORMANT: 1 unexpected result(s) in a PARTIAL RUN (filtered with -k 'ppo'")
     rows = _complete_rows()
     rows[3].update(outcome="not tested", expected=False)
     _write(results, rows)

@@ -154,8 +154,10 @@ def test_broken_checkout_fails_the_gate_with_a_one_line_reason(tmp_path):
     proc = subprocess.run(["bash", str(ROOT / ".ci" / "gate.sh")], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert proc.stderr.strip().splitlines() == [
-        "torchrl 0.14.1+checkout: NOT TESTED: import torchrl failed: SyntaxError: invalid syntax"]
+    # the reason in one line, then the gate's verdict as its last line
+    first, last = proc.stderr.strip().splitlines()
+    assert first == "torchrl 0.14.1+checkout: NOT TESTED: import torchrl failed: SyntaxError: invalid syntax"
+    assert last.startswith("gate.sh: gate verdict: NOT CONFORMANT"), proc.stderr
     (row,) = _results(tmp_path, "0.14.1+checkout")
     assert (row["outcome"], row["expected"]) == ("not tested", False)
 
