@@ -15,10 +15,9 @@ is a plain float and is said to be unpaired.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
-
-import statistics
 
 from benchtools.turns import pair_ratios
 

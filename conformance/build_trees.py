@@ -20,6 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+
 class _Built(importlib.abc.MetaPathFinder):
     """Finds ``torchrl._torchrl`` in the built file."""
 
@@ -76,9 +77,8 @@ def cache_dir() -> Path:
 def build_trees(log=print) -> str | None:
     """Build and load the trees where the shipped ones do not load; the problem as one line,
     or None (loaded, built or nothing to do)."""
-    from conformance.upstream import extension
-
     from conformance import paths
+    from conformance.upstream import extension
 
     env = extension._env(sys.executable, os.pathsep.join(
         filter(None, [str(paths.ROOT), os.environ.get("PYTHONPATH")])))

@@ -52,7 +52,6 @@ def _median_seconds(call, sync, repeat: int) -> float:
 
 def measure(device_name: str, capacity: int, repeat: int, label: str) -> dict:
     import torch
-
     import torchrl._torchrl as ext
 
     device = torch.device(device_name)
@@ -83,7 +82,7 @@ def measure(device_name: str, capacity: int, repeat: int, label: str) -> dict:
     cuts = [max(1, capacity * k // 10) for k in range(1, 11)]
     prefix = [float(s.query(0, c)) for c in cuts]
     checks["prefix_max_rel_err"] = max(abs(p - float(exact[:c].sum())) / float(exact[:c].sum())
-                                       for p, c in zip(prefix, cuts))
+                                       for p, c in zip(prefix, cuts, strict=True))
     checks["min_equal"] = float(m.query(0, capacity)) == float(exact.min())
     mass = torch.rand(4096, generator=gen, dtype=torch.float64) * float(exact.sum())
     found = s.scan_lower_bound(on(mass.float())).cpu().long()

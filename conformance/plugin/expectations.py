@@ -28,7 +28,6 @@ from pathlib import Path
 import pytest
 
 from conformance.plugin import keys, staleness
-from conformance.shipped import auto_file  # noqa: F401 - the name the plug-in and tests use
 from conformance.plugin.expectation_file import (  # noqa: F401 - the names conftest uses
     FAIL,
     SUITE_EXPECTATIONS,
@@ -38,6 +37,7 @@ from conformance.plugin.expectation_file import (  # noqa: F401 - the names conf
     capped,
     parse,
 )
+from conformance.shipped import auto_file  # noqa: F401 - the name the plug-in and tests use
 
 EXPECTATIONS_DIR = SUITE_EXPECTATIONS
 

@@ -16,8 +16,8 @@ from packaging.version import InvalidVersion, Version
 
 from conformance import paths
 from conformance.areas import NUMBER
-from conformance.files import replace_all
 from conformance.defects import BUGS_FOLDER
+from conformance.files import replace_all
 from conformance.outcomes import UNEXPECTED
 from conformance.reporting.results_file import upgrade
 

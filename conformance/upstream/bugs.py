@@ -43,9 +43,9 @@ from conformance import paths, record
 from conformance.defects import (  # noqa: F401 - the catalogue, read through this module too
     BY_SLUG,
     DEFECTS,
+    KINDS,
     NOT_REPORTED,
     PINNED,
-    KINDS,
     REPOSITORIES,
     SEARCH_LOG,
     CatalogueError,

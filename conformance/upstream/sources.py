@@ -20,8 +20,8 @@ from __future__ import annotations
 import re
 import zipfile
 from dataclasses import dataclass, field
-from typing import ClassVar
 from pathlib import Path
+from typing import ClassVar
 
 from conformance import record
 from conformance.upstream.text import safe

@@ -52,7 +52,7 @@ def test_index_labels_legend_and_suite_changes(site):
         ticks = tab.evaluate("Array.from(document.querySelectorAll('svg.timeline text.tick')).map("
                              "e => [e.getCTM().e, e.getBBox().height, e.textContent])")
         assert len(ticks) > 10
-        clashes = [(a[2], b[2]) for a, b in zip(ticks, ticks[1:])
+        clashes = [(a[2], b[2]) for a, b in zip(ticks, ticks[1:], strict=False)
                    if (b[0] - a[0]) * 0.866 < min(a[1], b[1]) * 0.9]
         assert not clashes, f"timeline labels overlap: {clashes[:5]}"
         styles = tab.evaluate("Array.from(document.querySelectorAll('svg.timeline line')).filter("
@@ -65,7 +65,7 @@ def test_index_labels_legend_and_suite_changes(site):
             assert label["y"] >= heat["y"] and label["x"] + label["width"] <= heat["x"] + heat["width"], (
                 f"column label {label['text']!r} is clipped")
         columns = _boxes(tab, "svg.heatmap text.col")
-        assert not [(a["text"], b["text"]) for a, b in zip(columns, columns[1:]) if _overlap(a, b)]
+        assert not [(a["text"], b["text"]) for a, b in zip(columns, columns[1:], strict=False) if _overlap(a, b)]
         # the newest nightly's suite, against the one before it: a change of suite is marked
         newest = json.loads((REPORTS / "upstream" / "nightly-2026.10.27.json").read_text())
         marks = tab.evaluate("Array.from(document.querySelectorAll('svg.timeline g.suite-change "

@@ -10,7 +10,6 @@ import pytest
 from conformance.plugin import completeness
 from tests.conftest import ROOT, run_suite
 
-
 PLUGIN = """
 def pytest_collection_modifyitems(config, items):
     items[:] = items[:2]  # slices the items without pytest_deselected

@@ -9,7 +9,8 @@ import subprocess
 from conformance import manifest
 from conformance.plugin import completeness
 from tests.conftest import ROOT
-from tests.rows import PY, SPECS, spec_row as _row
+from tests.rows import PY, SPECS
+from tests.rows import spec_row as _row
 
 
 def test_committed_manifest_is_that_of_the_suite():

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 
-from tests.rows import SPECS, spec_row as _row, write_results as _results
+from tests.rows import SPECS
+from tests.rows import spec_row as _row
+from tests.rows import write_results as _results
 
 
 def test_a_partial_run_named_onto_a_complete_one_writes_beside_it(tmp_path):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tests.rows import SPECS, spec_row as _row
+from tests.rows import SPECS
+from tests.rows import spec_row as _row
 
 
 def test_markdown_carries_no_raw_html_from_a_row(tmp_path):

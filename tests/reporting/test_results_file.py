@@ -11,7 +11,9 @@ import pytest
 
 from conformance.plugin.results import encodable
 from tests.conftest import ROOT
-from tests.rows import PY, SPECS, spec_row as _row, write_results as _results
+from tests.rows import PY, SPECS
+from tests.rows import spec_row as _row
+from tests.rows import write_results as _results
 
 
 def test_a_lone_surrogate_in_a_message_survives(tmp_path):

@@ -9,7 +9,8 @@ import pytest
 
 from conformance.upstream import passthrough, runner, sources
 from tests.conftest import ROOT
-from tests.rows import PY, SPECS, spec_row as _row
+from tests.rows import PY, SPECS
+from tests.rows import spec_row as _row
 
 
 @pytest.mark.parametrize("args", [

@@ -8,7 +8,9 @@ import json
 from conformance.plugin import completeness
 from conformance.upstream import bugs, runner, sources
 from conformance.verdict import Status, Verdict
-from tests.rows import PY, SPECS, spec_row as _row, write_results as _results
+from tests.rows import PY, SPECS
+from tests.rows import spec_row as _row
+from tests.rows import write_results as _results
 
 
 def test_a_partial_upstream_run_writes_beside_the_stored_column(tmp_path, monkeypatch):

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import yaml
 
-from conformance.paths import ROOT
 from conformance import record
+from conformance.paths import ROOT
 from conformance.upstream import report, timeline
 
 WORKFLOW = ROOT / ".github" / "workflows" / "upstream-matrix.yml"
