@@ -47,6 +47,28 @@ MANIFEST = Path(__file__).resolve().parent / "manifest.json"
 RUNNER_RECORDS = "sources"
 
 
+def of_kind(source, kind: str) -> bool:
+    """Whether ``source`` (a description dict, an object with ``kind``, or a kind) is of
+    ``kind``: the one place a recorded kind is compared, so a new kind is added here."""
+    if kind not in KINDS:
+        raise ValueError(f"{kind!r} is not a source kind ({', '.join(KINDS)})")
+    if isinstance(source, dict):
+        source = source.get("kind")
+    elif source is not None and not isinstance(source, str):
+        source = getattr(source, "kind", None)
+    return source == kind
+
+
+def is_nightly(source) -> bool:
+    """A nightly build: shown and ordered by its build day (``date``)."""
+    return of_kind(source, "nightly")
+
+
+def is_release(source) -> bool:
+    """A release from the package index: the columns of the release matrix."""
+    return of_kind(source, "release")
+
+
 def runner_record(results: Path) -> Path:
     """Where the upstream runner's record of the source of ``results`` is."""
     return Path(results).parent / RUNNER_RECORDS / Path(results).name

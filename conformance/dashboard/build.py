@@ -16,7 +16,7 @@ from collections import Counter
 from html import escape
 from pathlib import Path
 
-from conformance import outcomes
+from conformance import outcomes, record
 from conformance.areas import AREAS
 from conformance.dashboard import asv_history, flips, markdown, svg
 from conformance.dashboard.data import (
@@ -47,7 +47,7 @@ def area_title(area: str) -> str:
 
 
 def _short(source: Source) -> str:
-    if source.kind == "nightly" and source.day:  # a nightly is shown by its build day
+    if record.is_nightly(source) and source.day:  # a nightly is shown by its build day
         return source.day[5:]
     return source.label.replace("+git.", "+").replace("+checkout", "+co")
 
@@ -55,14 +55,14 @@ def _short(source: Source) -> str:
 def _group(column: dict) -> str:
     if column["kind"] == "library":
         return "implementations"
-    return "nightlies" if column["kind"] == "nightly" else "releases and commits (by version)"
+    return "nightlies" if record.is_nightly(column) else "releases and commits (by version)"
 
 
 def heat_columns(sources: list[Source], found: list[dict]) -> list[Source]:
     """Every release and commit, and of the nightlies: the last of each ISO week, the newest,
     and both sides of every flip, so that a year of nightlies fits one screen; the tables and
     the diff hold every column."""
-    nightlies = [s for s in sources if s.kind == "nightly"]
+    nightlies = [s for s in sources if record.is_nightly(s)]
     keep = {f[side] for f in found for side in ("at", "after")}
     week: dict[tuple, Source] = {}
     for source in nightlies:
@@ -71,7 +71,7 @@ def heat_columns(sources: list[Source], found: list[dict]) -> list[Source]:
     keep |= {s.label for s in week.values()}
     if nightlies:
         keep.add(nightlies[-1].label)
-    return [s for s in sources if s.kind != "nightly" or s.label in keep]
+    return [s for s in sources if not record.is_nightly(s) or s.label in keep]
 
 
 def _payload(sources: list[Source], title: str) -> dict:
@@ -135,7 +135,7 @@ def _heatmap(sources: list[Source], found: list[dict] | None = None) -> str:
 
 def _timeline(sources: list[Source], found: list[dict]) -> str:
     shown = flips.series(sources, "release") + flips.series(sources, "nightly")
-    series = [(s.label, s.day if s.kind == "nightly" else None) for s in shown]
+    series = [(s.label, s.day if record.is_nightly(s) else None) for s in shown]
     groups = sorted({area_of(k).removesuffix("_family") for s in shown for k in s.cells},
                     key=area_order)
     lines = {}
@@ -170,7 +170,7 @@ def _verdict(sources: list[Source], found: list[dict]) -> tuple[str, str]:
         head = (f"<strong>gate verdict: conformant to expectations</strong> — all {len(matrix)} sources "
                 "of the upstream matrix (no unexpected result)")
         css = "good"
-    nightlies = [s for s in sources if s.kind == "nightly"]
+    nightlies = [s for s in sources if record.is_nightly(s)]
     extra = []
     if nightlies:
         newest = nightlies[-1]

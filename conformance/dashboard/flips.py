@@ -17,7 +17,7 @@ import datetime
 import json
 from pathlib import Path
 
-from conformance import outcomes
+from conformance import outcomes, record
 from conformance.dashboard.data import Source, area_of
 
 NO_BISECT = ("not bisected: no cached `nox -s bisect -- --json` answer for it "
@@ -26,12 +26,12 @@ NO_BISECT = ("not bisected: no cached `nox -s bisect -- --json` answer for it "
 
 def series(sources: list[Source], kind: str) -> list[Source]:
     """The complete sources of one kind in their order (sources are already sorted)."""
-    return [s for s in sources if s.kind == kind and s.verdict != "NOT TESTED"]
+    return [s for s in sources if record.of_kind(s, kind) and s.verdict != "NOT TESTED"]
 
 
 def _days(a: Source, b: Source) -> int | None:
     """Days between two nightlies' builds (None: not two nightlies with their day)."""
-    if not (a.kind == b.kind == "nightly" and a.day and b.day):
+    if not (record.is_nightly(a) and record.is_nightly(b) and a.day and b.day):
         return None
     return (datetime.date.fromisoformat(b.day) - datetime.date.fromisoformat(a.day)).days
 

@@ -129,7 +129,7 @@ class Matrix:
 
     def of_kind(self, column: str, kind: str) -> bool:
         """Whether ``column``'s document describes a source of ``kind``."""
-        return self.kinds.get(column) == kind
+        return record.of_kind(self.kinds.get(column), kind)
 
 
 @dataclass

@@ -115,13 +115,14 @@ def main(argv=None) -> int:
     parser.add_argument("--github-output", type=Path)
     args = parser.parse_args(argv)
     if args.results is not None:  # the document says which nightly it tested, and its day
+        from conformance import record
         from conformance.reporting.results_file import ResultsFileError, read
 
         try:
             source = read(args.results)["source"]
         except ResultsFileError as exc:
             parser.error(f"--results: {exc}")
-        if source["kind"] != "nightly" or not source.get("date"):
+        if not record.is_nightly(source) or not source.get("date"):
             parser.error(f"--results {args.results}: not the results of a nightly with its day "
                          f"(source kind {source['kind']!r})")
         args.label, day = str(source["label"]), source["date"]

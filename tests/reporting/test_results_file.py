@@ -9,6 +9,7 @@ import subprocess
 
 import pytest
 
+from conformance import record
 from conformance.plugin.results import encodable
 from tests.conftest import ROOT
 from tests.rows import PY, SPECS
@@ -110,3 +111,18 @@ def test_the_committed_results_are_schema_2_and_describe_their_source():
         source = read(path)["source"]
         assert source["label"] == path.stem and source["kind"] in record.KINDS, path.name
         assert source["argument"], path.name
+
+
+def test_a_recorded_kind_is_compared_in_one_place():
+    """Consumers ask record.of_kind / is_nightly / is_release, whatever holds the kind: a
+    description dict, an object with ``kind`` or the kind itself; a misspelt kind is an error,
+    never a silent False."""
+    from types import SimpleNamespace
+
+    nightly = record.describe("nightly", "nightly-2026.10.27", "2026.10.27", date="2026-10-27")
+    assert record.is_nightly(nightly) and not record.is_release(nightly)
+    assert record.is_release(SimpleNamespace(kind="release"))
+    assert record.of_kind("git", "git") and not record.of_kind(None, "git")
+    assert not record.is_nightly({"kind": "library"})  # a dashboard column of another library
+    with pytest.raises(ValueError, match="'nighty' is not a source kind"):
+        record.of_kind(nightly, "nighty")
