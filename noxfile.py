@@ -78,6 +78,18 @@ def _run(session, python, *args, **kwargs):
     session.run(python, *args, env=env, external=True, **kwargs)
 
 
+def _workers(session: nox.Session) -> str:
+    """$TORCHRL_CONFORMANCE_WORKERS (default 2): digits only, from 0 to this machine's CPUs;
+    anything else stops the session in one line before any work starts."""
+    given = os.environ.get("TORCHRL_CONFORMANCE_WORKERS", "2").strip()
+    cpus = os.cpu_count() or 1
+    # ASCII digits only ("²".isdigit() is true), and bounded: 99999 workers would start one a second
+    if not (given and all("0" <= c <= "9" for c in given) and int(given) <= max(cpus, 2)):
+        session.error(f"TORCHRL_CONFORMANCE_WORKERS={given!r}: a whole number from 0 to "
+                      f"{max(cpus, 2)} (this machine's CPUs)")
+    return str(int(given))
+
+
 @nox.session(venv_backend="none")
 def conformance(session: nox.Session) -> None:
     """Run the specs on the reference and the installed TorchRL, then build reports/conformance.*.
@@ -90,7 +102,7 @@ def conformance(session: nox.Session) -> None:
     # a parent reads the verdict (conformance/parent.py): pytest runs in a child, and the
     # session is green only for a complete, conformant results file that child wrote
     _run(session, python, "-m", "conformance.parent", "--", "conformance", "-p",
-         "no:cacheprovider", "--numprocesses", os.environ.get("TORCHRL_CONFORMANCE_WORKERS", "2"),
+         "no:cacheprovider", "--numprocesses", _workers(session),
          *session.posargs)
     session.log(f"report: {ROOT / 'reports' / 'conformance.md'}")
 
@@ -106,7 +118,7 @@ def tests(session: nox.Session) -> None:
     # Two workers: most self-tests wait on one single-process run of the suite, so one worker
     # left a 2-core CI machine half idle (23 min in one process, 14 min in two, measured).
     _run(session, python, "-m", "pytest", "tests", "-p", "no:cacheprovider", "--timeout", "900",
-         "--numprocesses", os.environ.get("TORCHRL_CONFORMANCE_WORKERS", "2"), *session.posargs)
+         "--numprocesses", _workers(session), *session.posargs)
     _run(session, python, "-m", "conformance.libraries.selftests", "--", *session.posargs)
 
 
