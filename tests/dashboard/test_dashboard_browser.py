@@ -12,12 +12,10 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
-
 from conformance.paths import REPORTS, ROOT
 from tests.dashboard import browser
+from tests.dashboard.conftest import SHOTS
 
-SHOTS = ROOT / "build" / "dashboard"
 EMOJI = re.compile("[\u2600-\u27bf\U0001f300-\U0001faff\u2b50\u2b55\u23e9-\u23fa]")
 
 
@@ -27,16 +25,6 @@ def _raw(label: str) -> dict[str, str]:
     return {re.sub(r"\[torchrl-?", "[", r["nodeid"]).replace("[]", ""): r["outcome"] for r in doc["rows"]}
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    reason = browser.why_not()
-    if reason:
-        pytest.skip(reason)
-    from conformance.dashboard.build import build
-
-    out = tmp_path_factory.mktemp("dashboard") / "site"
-    build(REPORTS, out)
-    return out
 
 
 def test_dashboard_in_chromium(site):

@@ -9,25 +9,9 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
-
-from conformance.paths import REPORTS, ROOT
+from conformance.paths import REPORTS
 from tests.dashboard import browser
-
-SHOTS = ROOT / "build" / "dashboard"
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    reason = browser.why_not()
-    if reason:
-        pytest.skip(reason)
-    from conformance.dashboard.build import build
-
-    out = tmp_path_factory.mktemp("dashboard") / "site"
-    build(REPORTS, out)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    return out
+from tests.dashboard.conftest import SHOTS
 
 
 def _overlap(a: dict, b: dict) -> bool:

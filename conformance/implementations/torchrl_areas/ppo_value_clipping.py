@@ -159,12 +159,7 @@ class PPOLossFamilyCritic(ClipPPOCritic):
         for key, entry in (("value_target", returns), ("state_value", old_value)):
             if entry is not None:
                 td[key] = entry
-        with torch.no_grad():
-            td[loss.tensor_keys.sample_log_prob] = actor.get_dist(td).log_prob(action)
-        out = loss(td)
-        frac = out.get("value_clip_fraction", None)
-        return CriticReport(out["loss_critic"], None if frac is None else float(frac),
-                            out.get("explained_variance", None))
+        return _report(loss, actor, td, action)
 
 
     def critic_loss_masked(self, *, value_net, observation, old_value, returns, clip_value,
@@ -190,12 +185,7 @@ class PPOLossFamilyCritic(ClipPPOCritic):
                          "advantage": torch.ones_like(action), "value_target": returns,
                          "state_value": old_value}, observation.shape[:1])
         td.set(("collector", "mask"), valid)
-        with torch.no_grad():
-            td[loss.tensor_keys.sample_log_prob] = actor.get_dist(td).log_prob(action)
-        out = loss(td)
-        frac = out.get("value_clip_fraction", None)
-        return CriticReport(out["loss_critic"], None if frac is None else float(frac),
-                            out.get("explained_variance", None))
+        return _report(loss, actor, td, action)
 
 
     def objective_with(self, *, clip_epsilon, log_weight, advantage) -> PolicyObjective:
@@ -235,3 +225,14 @@ def make(adapter):
     family = {name: getattr(objectives, name) for name in PPO_LOSS_CLASSES
               if hasattr(objectives, name)}
     return PPOLossFamilyCritic(objectives.ClipPPOLoss, family)
+
+
+def _report(loss, actor, td, action) -> CriticReport:
+    """One forward of ``loss`` on ``td`` (its behaviour log-prob written first, as a collector
+    would), read as the §4 diagnostics: critic loss, clip fraction, explained variance."""
+    with torch.no_grad():
+        td[loss.tensor_keys.sample_log_prob] = actor.get_dist(td).log_prob(action)
+    out = loss(td)
+    frac = out.get("value_clip_fraction", None)
+    return CriticReport(out["loss_critic"], None if frac is None else float(frac),
+                        out.get("explained_variance", None))
