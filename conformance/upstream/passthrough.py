@@ -131,14 +131,7 @@ def check(args: list[str], root: Path, option: str = "--pytest-args") -> None:
                 continue
             if name not in _VALUED_LONG:
                 raise _refuse(option, arg)
-            if not eq:
-                if i >= len(args):
-                    raise _refuse(option, arg, "needs a value")
-                value = args[i]
-                i += 1
-            problem = _value_problem(_VALUED_LONG[name], value)
-            if problem:
-                raise _refuse(option, f"{name} {value}", problem)
+            i = _check_value(option, arg, name, _VALUED_LONG[name], value if eq else None, args, i)
             continue
         if arg.startswith("-") and len(arg) > 1:
             head = arg[1]
@@ -146,17 +139,22 @@ def check(args: list[str], root: Path, option: str = "--pytest-args") -> None:
                 continue  # -v, -vv, -q, -x, -vx
             if head not in _VALUED_SHORT:
                 raise _refuse(option, arg)
-            value = arg[2:]
-            if not value:
-                if i >= len(args):
-                    raise _refuse(option, arg, "needs a value")
-                value = args[i]
-                i += 1
-            problem = _value_problem(_VALUED_SHORT[head], value)
-            if problem:
-                raise _refuse(option, f"-{head} {value}", problem)
+            i = _check_value(option, arg, f"-{head}", _VALUED_SHORT[head], arg[2:] or None, args, i)
             continue
         _check_path(arg, root, option)
+
+
+def _check_value(option, arg, name, kind, value, args, i) -> int:
+    """Check an option's value, given in the same word or (``value`` None) the next one; the
+    index of the word after it. A missing or bad value is refused in one line."""
+    if value is None:
+        if i >= len(args):
+            raise _refuse(option, arg, "needs a value")
+        value, i = args[i], i + 1
+    problem = _value_problem(kind, value)
+    if problem:
+        raise _refuse(option, f"{name} {value}", problem)
+    return i
 
 
 def main(argv=None) -> int:
