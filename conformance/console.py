@@ -77,7 +77,11 @@ def preflight(args) -> str | None:
     except passthrough.PassThroughError as exc:
         return str(exc)
     if "torchrl" in names:
-        if importlib.util.find_spec("torchrl") is None:
+        try:  # a finder that raises (a broken install, a site hook) is "cannot find it", one line
+            found = importlib.util.find_spec("torchrl")
+        except (ImportError, ValueError) as exc:
+            return f"torchrl cannot be found here: {type(exc).__name__}: {exc}"
+        if found is None:
             return (f"torchrl is not installed in this environment ({sys.executable}); install "
                     "it, or check another implementation with --impl pkg.module:OBJECT")
         version = module_version("torchrl")
