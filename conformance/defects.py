@@ -521,7 +521,7 @@ DEFECTS = (
            f"{PRB_SOURCE}#L283-L287",
            ("conformance/test_prioritized_replay_devices.py::test_the_devices_spelling_keeps_the_"
             "priorities[torchrl-device=type-only]",),
-           seen_on="cuda", releases="0.13.0–0.14.1 and main ae9719f17",
+           seen_on="cuda", releases="0.13.0–0.14.1, main ae9719f17 and nightly 2026.10.27",
            threads=(
                T("https://github.com/pytorch/rl/pull/3677",
                  "merged 2026-04-27: added the CUDA trees and _maybe_init_from_storage; its tests "
