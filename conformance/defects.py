@@ -49,6 +49,7 @@ T_PRB_OPTIONS = "conformance/test_prioritized_replay_options.py::"
 T_PRB_SAMPLING = "conformance/test_prioritized_replay_sampling.py::"
 T_PRB_TREES = "conformance/test_prioritized_replay_trees.py::"
 T_SAC_UNREDUCED = "conformance/test_sac_done_states_unreduced.py::"
+T_SAC_WEIGHTS = "conformance/test_sac_done_states_priority_weights.py::"
 T_SAC_ENTROPY = ("conformance/test_sac_done_states_target_entropy.py::"
                  "test_the_automatic_target_entropy_is_minus_the_action_dimensions")
 PRB_SOURCE = ("https://github.com/pytorch/rl/blob/ae9719f17b1517af5c2523a36c4616f003ee55cf/torchrl/"
@@ -550,6 +551,26 @@ DEFECTS = (
                T("https://github.com/pytorch/rl/pull/2447",
                  "merged 2024-10-11: SAC with composite distributions; the description leaves "
                  "discrete SAC aside, nothing on several continuous heads"),
+           )),
+    # ---- issue #43: SAC losses with a prioritized sampler's weights (pytorch/rl#3235)
+    Defect("sac-priority-weights-multi-agent", "sac_done_states",
+           "SACLoss/DiscreteSACLoss on a multi-agent batch with the prioritized sampler's "
+           "weights (one per row, [B]): the losses of one term per agent ([B, N]) raise "
+           "(ValueError for mean, RuntimeError for none) instead of weighting each row's agents",
+           NOT_REPORTED, "https://github.com/pytorch/rl/pull/3235",
+           tuple(f"{T_SAC_WEIGHTS}{spec}[torchrl-{kind}-{layout}]"
+                 for spec in ("test_unreduced_losses_carry_their_rows_weight",
+                              "test_the_reduced_loss_is_the_weighted_mean")
+                 for kind in ("continuous", "discrete") for layout in ("per_agent", "nested")),
+           threads=(
+               T("https://github.com/pytorch/rl/pull/3235",
+                 "merged 2025-11-15: the losses read \"priority_weight\" and reduce with it "
+                 "(_reduce: sum(w * loss) / sum(w)); its tests are single-agent. New here: "
+                 "per-agent losses [B, N] and the sampler's [B] weights do not meet"),
+               T("https://github.com/pytorch/rl/issues/3316",
+                 "open since 2026-01-11: a multi-agent shape mismatch in ClipPPOLoss (log_weight "
+                 "against advantage); another loss, another tensor, the same kind of [B, N] "
+                 "against [B] meeting"),
            )),
     # ---- issue #43: the cause of the CUDA sampler's failures on the H200 (reports/gpu)
     Defect("prb-cuda-device-spelling-resets-trees", "prioritized_replay",

@@ -86,6 +86,7 @@ from conformance.interface.prioritized_replay import (
 )
 from conformance.interface.sac_done_states import (
     SAC_LAYOUTS,
+    WEIGHT_NORMALISATIONS,
     SACActionSpace,
     SACAutoTargetEntropy,
     SACBatch,
@@ -96,6 +97,8 @@ from conformance.interface.sac_done_states import (
     SACOutcome,
     SACUnreduced,
     SACUnreducedLosses,
+    SACWeighted,
+    SACWeightedLosses,
 )
 from conformance.interface.tanh_normal_mode import TanhNormalMode, TanhNormalScore
 
@@ -129,7 +132,9 @@ CAPABILITIES: dict[str, dict[str, type]] = {
                         # issue #43: losses per agent-step (pytorch/rl#3426), and the
                         # automatic target entropy (pytorch/rl#3292, #3312)
                         "losses_unreduced": SACUnreducedLosses,
-                        "auto_target_entropy": SACAutoTargetEntropy},
+                        "auto_target_entropy": SACAutoTargetEntropy,
+                        # issue #43: a batch with importance weights (pytorch/rl#3235)
+                        "losses_weighted": SACWeightedLosses},
 }
 
 #: area name -> the protocol its attribute must satisfy (checked by conformance/test_interface.py)
@@ -158,4 +163,5 @@ __all__ = [
 __all__ += ["EXAMPLE_BUFFER_KINDS", "PrioritizedBufferClasses", "PrioritizedCheckpoints",
             "SAMPLER_BUFFER_KINDS"]
 __all__ += ["PrioritizedBufferOptions"]
-__all__ += ["SACActionSpace", "SACAutoTargetEntropy", "SACUnreduced", "SACUnreducedLosses"]
+__all__ += ["SACActionSpace", "SACAutoTargetEntropy", "SACUnreduced", "SACUnreducedLosses",
+            "SACWeighted", "SACWeightedLosses", "WEIGHT_NORMALISATIONS"]

@@ -221,3 +221,47 @@ class SACAutoTargetEntropy(Protocol):
         and return the target entropy the loss's temperature loss uses (TorchRL: the
         ``target_entropy`` the loss holds once built)."""
         ...
+
+
+#: how a weighted mean is normalised (``SACWeighted.normalisation``), over the M agent-steps of
+#: the batch with w_i the weight of agent-step i's row and t_i its term: "weights":
+#: sum_i w_i t_i / sum_i w_i (a weighted average; TorchRL's ``_reduce``); "count":
+#: sum_i w_i t_i / M (Schaul et al. 2016's update, weights already scaled by 1 / max w)
+WEIGHT_NORMALISATIONS = ("weights", "count")
+
+
+@dataclass
+class SACWeighted:
+    """What a SAC loss gives on a batch carrying importance weights (pytorch/rl#3235).
+
+    losses: ``loss_actor``, ``loss_qvalue``, ``loss_alpha`` (detached): scalars for reduction
+        "mean", one value per agent-step ([B] or [B, N]) for "none".
+    normalisation: one of ``WEIGHT_NORMALISATIONS``: how the implementation normalises its
+        weighted mean (a documented constant of the library, as §4's critic coefficient).
+    """
+
+    losses: dict[str, torch.Tensor]
+    normalisation: str
+
+
+class SACWeightedLosses(Protocol):
+    """§3 with importance weights: the SAC losses of a batch drawn by a prioritized sampler."""
+
+    def losses_weighted(
+        self,
+        *,
+        networks: SACNetworks,
+        batch: SACBatch,
+        alpha: float,
+        gamma: float,
+        target_entropy: float,
+        weights: torch.Tensor,
+        reduction: str,
+    ) -> SACWeighted:
+        """Build the loss as ``SACDoneStates.loss`` does (flag not passed) with ``reduction``
+        ("mean" or "none"), and evaluate it on ``batch`` carrying ``weights`` [B], one
+        importance weight per batch row, where a prioritized sampler leaves them (TorchRL:
+        ``"priority_weight"``, read by the losses since 0.11). Every agent-step of a row
+        carries its row's weight: unreduced, each term times its weight; reduced, the weighted
+        mean the implementation's ``normalisation`` names."""
+        ...

@@ -187,6 +187,22 @@ def sac_losses(kind: str, actor, qvalues, t: Transitions, *, alpha: float, gamma
                     -float(mean(alpha_terms)))
 
 
+def weighted(terms: SACTerms, row_weights: torch.Tensor, row: torch.Tensor,
+             normalisation: str) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
+    """The losses of a batch with one importance weight per row (pytorch/rl#3235): per
+    agent-step ``w_row(i) * t_i`` (what reduction "none" gives), and the weighted mean,
+    normalised by the weights (``sum w t / sum w``) or by the count (``sum w t / M``)."""
+    w = row_weights.to(torch.float64)[row]
+    per_step = {k: (v.detach() * w) for k, v in terms.per_step.items()}
+    if normalisation == "weights":
+        norm = float(w.sum())
+    elif normalisation == "count":
+        norm = float(len(w))
+    else:
+        raise ValueError(f"normalisation must be 'weights' or 'count', got {normalisation!r}")
+    return per_step, {k: float(v.sum()) / norm for k, v in per_step.items()}
+
+
 # ---------------------------------------------------------------- known-wrong target rules
 
 WRONG_VARIANTS = {

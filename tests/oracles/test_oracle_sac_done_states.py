@@ -206,3 +206,22 @@ def test_discrete_entropy_is_the_exact_expectation():
     p = [0.25, 0.75]
     assert terms.entropy == pytest.approx(-sum(pi * math.log(pi) for pi in p), rel=1e-14)
     assert terms.per_step["loss_alpha"].shape == (2,)
+
+
+def test_weighted_terms_and_means_by_hand():
+    """One weight per row, given to every agent-step of the row; the mean normalised by the
+    weights or by the count."""
+    actor, qs, t = continuous_case()
+    t = oracle.Transitions(t.observation, t.action, t.next_observation, t.reward, t.done,
+                           t.terminated, torch.tensor([0, 0]))  # two agents of one row
+    terms = oracle.sac_losses("continuous", actor, qs, t, alpha=ALPHA, gamma=GAMMA,
+                              target_entropy=-1.0)
+    w = torch.tensor([0.5, 1.0])  # row 1 has no agent-step here
+    per_step, by_weights = oracle.weighted(terms, w, t.row, "weights")
+    _, by_count = oracle.weighted(terms, w, t.row, "count")
+    q = terms.per_step["loss_qvalue"].detach()
+    assert per_step["loss_qvalue"].tolist() == pytest.approx((0.5 * q).tolist(), rel=1e-14)
+    assert by_weights["loss_qvalue"] == pytest.approx(float(q.mean()), rel=1e-14)
+    assert by_count["loss_qvalue"] == pytest.approx(0.5 * float(q.mean()), rel=1e-14)
+    with pytest.raises(ValueError, match="normalisation"):
+        oracle.weighted(terms, w, t.row, "max")

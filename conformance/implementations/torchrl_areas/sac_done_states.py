@@ -26,6 +26,7 @@ from conformance.interface import (
     SACNetworks,
     SACOutcome,
     SACUnreduced,
+    SACWeighted,
 )
 
 FLAG = "skip_done_states"
@@ -197,6 +198,25 @@ class TorchRLSACDoneStates:
                 value = getattr(value, "data", value) if not torch.is_tensor(value) else value
                 scalars[name] = torch.as_tensor(value).detach().to(torch.float64)
         return SACUnreduced(losses=losses, batch_shape=tuple(out.batch_size), scalars=scalars)
+
+    def losses_weighted(self, *, networks, batch, alpha, gamma, target_entropy, weights,
+                        reduction) -> SACWeighted:
+        """The batch with ``weights`` at the loss's ``priority_weight`` key (what
+        ``TensorDictPrioritizedReplayBuffer`` writes since pytorch/rl#3235; before, losses read
+        no weight). TorchRL's weighted mean is ``sum(w * loss) / sum(w)`` (``_reduce``)."""
+        prefix = ("agents",) if batch.layout == "nested" else ()
+        options = {"reduction": reduction}
+        if reduction == "none" and accepts(self.classes[networks.kind], SCALARS):
+            options[SCALARS] = "exclude"
+        with quiet():
+            loss = self._build(networks, prefix, batch.action.shape[-1], None, alpha, gamma,
+                               target_entropy, **options)
+            td = _tensordict(batch)
+            td.set(getattr(loss.tensor_keys, "priority_weight", "priority_weight"), weights)
+            out = loss(td)
+        losses = {k: out.get(k).detach().to(torch.float64)
+                  for k in ("loss_actor", "loss_qvalue", "loss_alpha")}
+        return SACWeighted(losses=losses, normalisation="weights")
 
     def auto_target_entropy(self, *, action_space: SACActionSpace) -> float:
         with quiet():
