@@ -6,7 +6,6 @@ action by the list of the heads' sample keys and _set_in_keys cannot hash it: Ty
 the target entropy. With the log-probs summed (set_composite_lp_aggregate(True), how SACLoss
 scores a composite draw) the action is keyed by the first head: target_entropy = -2.
 """
-import functools
 import sys
 import warnings
 
@@ -47,8 +46,10 @@ class Q(torch.nn.Module):
 def target_entropy():
     module = TensorDictModule(Heads(), ["observation"],
                               [("params", h, p) for h in HEADS for p in ("loc", "scale")])
-    dist = functools.partial(CompositeDistribution, distribution_map={h: TanhNormal for h in HEADS},
-                             name_map={h: ("action", h) for h in HEADS})
+    def dist(*args, **kwargs):  # the heads' distributions and where their samples go
+        return CompositeDistribution(*args, distribution_map={h: TanhNormal for h in HEADS},
+                                     name_map={h: ("action", h) for h in HEADS}, **kwargs)
+
     actor = ProbabilisticActor(module, in_keys=["params"], out_keys=[("action", h) for h in HEADS],
                                distribution_class=dist)
     qvalue = TensorDictModule(Q(), ["observation", *[("action", h) for h in HEADS]],
