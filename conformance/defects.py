@@ -48,6 +48,10 @@ T_PRB_INDICES = "conformance/test_prioritized_replay_indices.py::"
 T_PRB_OPTIONS = "conformance/test_prioritized_replay_options.py::"
 T_PRB_SAMPLING = "conformance/test_prioritized_replay_sampling.py::"
 T_PRB_TREES = "conformance/test_prioritized_replay_trees.py::"
+T_SAC_UNREDUCED = "conformance/test_sac_done_states_unreduced.py::"
+T_SAC_WEIGHTS = "conformance/test_sac_done_states_priority_weights.py::"
+T_SAC_ENTROPY = ("conformance/test_sac_done_states_target_entropy.py::"
+                 "test_the_automatic_target_entropy_is_minus_the_action_dimensions")
 PRB_SOURCE = ("https://github.com/pytorch/rl/blob/ae9719f17b1517af5c2523a36c4616f003ee55cf/torchrl/"
               "data/replay_buffers/samplers/prioritized.py")
 SAC_MULTI = [f"{spec}[torchrl-{kind}-{layout}{skip}]"
@@ -231,7 +235,11 @@ DEFECTS = (
            "https://github.com/pytorch/rl/issues/2612", tuple(T_SAC + p for p in SAC_MULTI)
            + tuple(f"{T_SAC_FAMILY}test_more_than_two_qvalue_networks[torchrl-continuous-per_agent-"
                    f"qnets={q}-skip=True]" for q in (3, 4))
-           + tuple(T_SAC + p for p in SAC_MULTI_DONE_ALONE),
+           + tuple(T_SAC + p for p in SAC_MULTI_DONE_ALONE)
+           # issue #43: the same failure without reduction (pytorch/rl#3426)
+           + tuple(f"{T_SAC_UNREDUCED}test_unreduced_losses_are_the_per_agent_step_terms[torchrl-"
+                   f"{c}-skip=True]" for c in ("continuous-per_agent", "continuous-nested",
+                                               "discrete-nested")),
            threads=(
                T('https://github.com/pytorch/rl/issues/2612',
                  'closed 2024-11-27: point 1 says exactly this (a done with more dims than the batch breaks multi-agent masking); closed with #2613, which kept the indexing. New here: the per-agent [B, N, 1] RuntimeError and the nested agent-group IndexError on 0.14.1, for SACLoss and DiscreteSACLoss'),
@@ -512,6 +520,57 @@ DEFECTS = (
                  "every position. New here: the value clip fraction's numbers"),
                T("https://github.com/pytorch/rl/pull/2021",
                  "merged 2024-03-18: fixed clip_fraction in the PO losses; before masks existed"),
+           )),
+    # ---- issue #43: SAC's automatic target entropy (pytorch/rl#3291/#3292, #3312)
+    Defect("sac-auto-target-entropy-counts-agents", "sac_done_states",
+           "SACLoss(target_entropy=\"auto\") with the action spec on a multi-agent actor only: "
+           "the agents count as action dimensions (-N * dim(A)), the actor's merged spec having "
+           "lost the agent group's shape", NOT_REPORTED, "https://github.com/pytorch/rl/pull/1494",
+           (f"{T_SAC_ENTROPY}[torchrl-agents=3-A=2-spec-on-actor]",),
+           threads=(
+               T("https://github.com/pytorch/rl/pull/1494",
+                 "merged 2023-09-07: subtracts the agent group's shape from the action's; it "
+                 "relies on the spec keeping that shape, which the spec given to the loss does "
+                 "and the actor's merged spec (ProbabilisticActor) does not. New here: -6 "
+                 "instead of -2 for 3 agents of dim 2 when no action_spec is given"),
+               T("https://github.com/pytorch/rl/issues/3291",
+                 "closed 2026-01-07 (#3292): the -1 of a plain action; not about agents"),
+           )),
+    Defect("sac-composite-actor-several-heads", "sac_done_states",
+           "SACLoss with a composite actor of several heads: not built (per-head log-probs: "
+           "TypeError, the action key is a list) or target_entropy=\"auto\" counts the first "
+           "head only (summed log-probs)", NOT_REPORTED, "https://github.com/pytorch/rl/pull/3312",
+           tuple(f"{T_SAC_ENTROPY}[torchrl-composite-two-heads{s}]"
+                 for s in ("", "-spec-on-actor", "-summed-log-prob")),
+           threads=(
+               T("https://github.com/pytorch/rl/pull/3312",
+                 "merged 2026-01-08: sums the leaves of a composite action spec, reached only "
+                 "when the loss's action key names the composite; its tests use one head. New "
+                 "here: with two heads the key is the list of the heads' keys (the constructor "
+                 "raises) or the first head's (one head counted)"),
+               T("https://github.com/pytorch/rl/pull/2447",
+                 "merged 2024-10-11: SAC with composite distributions; the description leaves "
+                 "discrete SAC aside, nothing on several continuous heads"),
+           )),
+    # ---- issue #43: SAC losses with a prioritized sampler's weights (pytorch/rl#3235)
+    Defect("sac-priority-weights-multi-agent", "sac_done_states",
+           "SACLoss/DiscreteSACLoss on a multi-agent batch with the prioritized sampler's "
+           "weights (one per row, [B]): the losses of one term per agent ([B, N]) raise "
+           "(ValueError for mean, RuntimeError for none) instead of weighting each row's agents",
+           NOT_REPORTED, "https://github.com/pytorch/rl/pull/3235",
+           tuple(f"{T_SAC_WEIGHTS}{spec}[torchrl-{kind}-{layout}]"
+                 for spec in ("test_unreduced_losses_carry_their_rows_weight",
+                              "test_the_reduced_loss_is_the_weighted_mean")
+                 for kind in ("continuous", "discrete") for layout in ("per_agent", "nested")),
+           threads=(
+               T("https://github.com/pytorch/rl/pull/3235",
+                 "merged 2025-11-15: the losses read \"priority_weight\" and reduce with it "
+                 "(_reduce: sum(w * loss) / sum(w)); its tests are single-agent. New here: "
+                 "per-agent losses [B, N] and the sampler's [B] weights do not meet"),
+               T("https://github.com/pytorch/rl/issues/3316",
+                 "open since 2026-01-11: a multi-agent shape mismatch in ClipPPOLoss (log_weight "
+                 "against advantage); another loss, another tensor, the same kind of [B, N] "
+                 "against [B] meeting"),
            )),
     # ---- issue #43: the cause of the CUDA sampler's failures on the H200 (reports/gpu)
     Defect("prb-cuda-device-spelling-resets-trees", "prioritized_replay",

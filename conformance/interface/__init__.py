@@ -86,12 +86,19 @@ from conformance.interface.prioritized_replay import (
 )
 from conformance.interface.sac_done_states import (
     SAC_LAYOUTS,
+    WEIGHT_NORMALISATIONS,
+    SACActionSpace,
+    SACAutoTargetEntropy,
     SACBatch,
     SACCallerBatch,
     SACDoneStates,
     SACHeldBatch,
     SACNetworks,
     SACOutcome,
+    SACUnreduced,
+    SACUnreducedLosses,
+    SACWeighted,
+    SACWeightedLosses,
 )
 from conformance.interface.tanh_normal_mode import TanhNormalMode, TanhNormalScore
 
@@ -121,7 +128,13 @@ CAPABILITIES: dict[str, dict[str, type]] = {
                            "option_buffer": PrioritizedBufferOptions,
                            # update_priority / mark_update with the inputs as given
                            "update_as_given": PrioritizedIndexForms},
-    "sac_done_states": {"batch_around_loss": SACCallerBatch},
+    "sac_done_states": {"batch_around_loss": SACCallerBatch,
+                        # issue #43: losses per agent-step (pytorch/rl#3426), and the
+                        # automatic target entropy (pytorch/rl#3292, #3312)
+                        "losses_unreduced": SACUnreducedLosses,
+                        "auto_target_entropy": SACAutoTargetEntropy,
+                        # issue #43: a batch with importance weights (pytorch/rl#3235)
+                        "losses_weighted": SACWeightedLosses},
 }
 
 #: area name -> the protocol its attribute must satisfy (checked by conformance/test_interface.py)
@@ -150,3 +163,5 @@ __all__ = [
 __all__ += ["EXAMPLE_BUFFER_KINDS", "PrioritizedBufferClasses", "PrioritizedCheckpoints",
             "SAMPLER_BUFFER_KINDS"]
 __all__ += ["PrioritizedBufferOptions"]
+__all__ += ["SACActionSpace", "SACAutoTargetEntropy", "SACUnreduced", "SACUnreducedLosses",
+            "SACWeighted", "SACWeightedLosses", "WEIGHT_NORMALISATIONS"]
