@@ -502,8 +502,12 @@ DEFECTS = (
            "ClipPPOLoss(clip_value=c) under a validity mask ((\"collector\", \"mask\"), padding): "
            "the loss leaves the padding out (#4057), value_clip_fraction still counts it",
            NOT_REPORTED, "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/objectives/utils.py",
-           tuple(f"conformance/test_ppo_value_clipping_masks.py::test_padding_is_left_out_of_the_"
-                 f"value_clip_fraction[torchrl-{p}]" for p in ("padded-tail", "scattered")),
+           (*(f"conformance/test_ppo_value_clipping_masks.py::test_padding_is_left_out_of_the_"
+              f"value_clip_fraction[torchrl-{p}]" for p in ("padded-tail", "scattered")),
+            # issue #43's mask edges: one valid step, both of TorchRL's masks, a uint8 mask
+            *(f"conformance/test_ppo_value_clipping_masks.py::{s}" for s in (
+                "test_a_single_valid_step[torchrl]", "test_both_of_torchrls_masks_are_anded[torchrl]",
+                "test_a_numeric_mask_is_read_as_its_truth_value[torchrl-uint8]"))),
            threads=(
                T("https://github.com/pytorch/rl/pull/4057",
                  "merged 2026-08-07: the losses' reductions honour (\"collector\", \"mask\") and "
@@ -512,6 +516,31 @@ DEFECTS = (
                  "every position. New here: the value clip fraction's numbers"),
                T("https://github.com/pytorch/rl/pull/2021",
                  "merged 2024-03-18: fixed clip_fraction in the PO losses; before masks existed"),
+           )),
+    Defect("loss-mask-of-another-dtype-refused", "ppo_value_clipping",
+           "a 0/1 validity mask of dtype int64 or float32 at (\"collector\", \"mask\") (or "
+           "loss_mask_key's entry) reaches torch.where in LossModule._reduce_loss unconverted: "
+           "\"where expected condition to be a boolean tensor\", naming neither the mask nor "
+           "its key", NOT_REPORTED,
+           "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/objectives/common.py",
+           tuple(f"conformance/test_ppo_value_clipping_masks.py::test_a_numeric_mask_is_read_as_"
+                 f"its_truth_value[torchrl-{d}]" for d in ("int64", "float32")),
+           kind="feature-gap",
+           documentation=(
+               "AUTO_LOSS_MASK_KEYS (torchrl/objectives/common.py): \"('collector', 'mask') by "
+               "SliceSampler with pad_output=True (False marks duplicated padding steps)\"; "
+               "loss_mask_key: \"Which input entry marks the positions that contribute to the "
+               "loss\" (no dtype named). The masks TorchRL writes are bool; a mask a user writes "
+               "under loss_mask_key, or stores as 0/1 numbers, is refused by torch's message, "
+               "which names neither the mask nor its key (uint8 passes, with torch's deprecation "
+               "warning)"),
+           threads=(
+               T("https://github.com/pytorch/rl/pull/4057",
+                 "merged 2026-08-07: the reductions read the masks (and expand a trailing "
+                 "singleton); nothing on their dtype. New here: a 0/1 mask of int64 or float32"),
+               T("https://github.com/pytorch/rl/issues/3866",
+                 "closed 2026-08-07 (RFC, mask-aware reduction): calls ('collector', 'mask') "
+                 "\"a boolean key\"; nothing on other dtypes"),
            )),
     # ---- issue #43: the cause of the CUDA sampler's failures on the H200 (reports/gpu)
     Defect("prb-cuda-device-spelling-resets-trees", "prioritized_replay",

@@ -141,10 +141,33 @@ class ClipPPOLoss(PerHeadEntropy, _TorchRLClipPPOLoss):
             loss = self.critic_coeff * loss
         return loss, clip_fraction, reported
 
+    def _reduce_loss(self, loss, tensordict):
+        # TorchRL hands the masks it finds to torch.where, which refuses a 0/1 mask of any
+        # dtype but bool and uint8 ("expected condition to be a boolean tensor"): here a mask
+        # is read as its truth value, as _valid_positions reads it for the clip fraction.
+        # PPO's forward is the only caller, with these two arguments
+        return super()._reduce_loss(loss, self._bool_masks(tensordict))
+
+    def _bool_masks(self, tensordict):
+        """``tensordict``, or a shallow copy of it whose validity masks of another dtype than
+        bool are replaced by their truth values."""
+        numeric = {}
+        for key in self._loss_mask_keys():
+            found = tensordict.get(key, None)
+            if found is not None and found.dtype != torch.bool:
+                numeric[key] = found != 0
+        if not numeric:
+            return tensordict
+        tensordict = tensordict.copy()
+        for key, mask in numeric.items():
+            tensordict.set(key, mask)
+        return tensordict
+
     def _valid_positions(self, tensordict, like: torch.Tensor) -> torch.Tensor | None:
         """The positions the loss's reductions keep (TorchRL's validity masks, read as its
-        ``_reduce_loss`` reads them: ``loss_mask_key``, ANDed), shaped like ``like``; None
-        when the batch carries none. The clip fraction is then counted over them too."""
+        ``_reduce_loss`` reads them: ``loss_mask_key``, ANDed, a mask of another dtype read
+        as its truth value), shaped like ``like``; None when the batch carries none. The clip
+        fraction is then counted over them too."""
         mask = None
         for key in self._loss_mask_keys():
             found = tensordict.get(key, None)

@@ -135,13 +135,17 @@ class PPOCriticMasks(Protocol):
         clip_value: float,
         critic_coeff: float,
         valid: torch.Tensor,
+        shifted_valid: torch.Tensor | None = None,
     ) -> CriticReport:
         """The squared-error critic loss of ``ClipPPOLoss`` on a batch [B, 1] (as
         :meth:`PPOCriticOptions.critic_loss_with`) that carries TorchRL's trajectory mask:
-        ``valid`` [B, 1] (bool) at ``("collector", "mask")``, as ``SliceSampler(pad_output=True)``
+        ``valid`` [B, 1] at ``("collector", "mask")``, as ``SliceSampler(pad_output=True)``
         writes it, False on padding (whose observation, old value and return are arbitrary
-        finite numbers). The loss, its gradient and the value clip fraction are those of the
-        valid positions alone."""
+        finite numbers); bool, or a 0/1 tensor of another dtype, set in the batch as given.
+        ``shifted_valid``: None, or a second mask [B, 1] (bool) set at ``"shifted_valid"``, where
+        TorchRL's value estimators write it; a position is valid when both masks say so. The
+        loss, its gradient and the value clip fraction are those of the valid positions
+        alone."""
         ...
 
 
@@ -171,4 +175,17 @@ class PPOClipRange(Protocol):
         batch [B, 1] whose log-ratio ``log pi_new(a) - log pi_old(a)`` is ``log_weight`` and whose
         advantage is ``advantage`` (not normalised; no entropy bonus). A tuple is the
         asymmetric range ``(low, high)``: ratios are clipped to ``[1 - low, 1 + high]``."""
+        ...
+
+
+class PPOEffectiveSampleSize(Protocol):
+    """§4's policy diagnostics: the effective sample size ``ClipPPOLoss`` logs as ``"ESS"``."""
+
+    def ess_of(self, *, log_weight: torch.Tensor) -> torch.Tensor | None:
+        """The ``"ESS"`` output of ``ClipPPOLoss`` (as its forward reports it, not reduced
+        further) on a batch of ``B = log_weight.shape[0]`` samples whose log-ratio
+        ``log pi_new - log pi_old`` is ``log_weight`` [B, *F], one ratio per element: the
+        policy's log-probability is not summed over the F dimensions (a factorised policy,
+        or tokens of an action chunk); advantage 1, no entropy bonus, no critic. None when
+        the loss reports no ESS."""
         ...

@@ -145,3 +145,13 @@ def explained_variance(returns, values) -> np.ndarray:
     R, v = _as64(returns), _as64(values)
     with np.errstate(divide="ignore", invalid="ignore"):
         return 1.0 - np.var(R - v, axis=0) / np.var(R, axis=0)
+
+
+def effective_sample_size(log_weight) -> np.ndarray:
+    """Kish's effective sample size of the importance weights ``w = exp(log_weight)`` over the
+    batch (axis 0), per remaining element, as a share of the batch: ``(sum w)^2 / sum w^2 / B``
+    (1 when every weight is equal, 1/B when one weight dominates). Computed from ``w / max w``,
+    which leaves the ratio unchanged and keeps ``exp`` finite."""
+    lw = _as64(log_weight)
+    w = np.exp(lw - lw.max(axis=0, keepdims=True))
+    return w.sum(axis=0) ** 2 / (w**2).sum(axis=0) / lw.shape[0]

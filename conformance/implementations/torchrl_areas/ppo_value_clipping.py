@@ -19,6 +19,17 @@ class _ZeroMeanUnitScale(torch.nn.Module):
         return torch.zeros_like(observation), torch.ones_like(observation)
 
 
+class _ZeroValue(torch.nn.Module):
+    # A critic of one parameter that predicts 0 per element (ESS needs none; old releases
+    # need one)
+    def __init__(self, like):
+        super().__init__()
+        self.bias = torch.nn.Parameter(torch.zeros((), dtype=like.dtype, device=like.device))
+
+    def forward(self, observation):
+        return torch.zeros_like(observation).unsqueeze(-1) + self.bias
+
+
 class _SharedMean(torch.nn.Module):
     # The policy of critic_loss_with: Normal(mean, 1) over one action column, its mean read
     # from ``shared`` when given (whose parameters are then the policy's too), else 0.
@@ -163,11 +174,12 @@ class PPOLossFamilyCritic(ClipPPOCritic):
 
 
     def critic_loss_masked(self, *, value_net, observation, old_value, returns, clip_value,
-                           critic_coeff, valid) -> CriticReport:
+                           critic_coeff, valid, shifted_valid=None) -> CriticReport:
         """The §4 masks capability (``conformance.interface.PPOCriticMasks``): the batch of
         ``critic_loss_with`` with TorchRL's trajectory mask at ``("collector", "mask")``, where
-        ``SliceSampler(pad_output=True)`` writes it (a release that reads no such mask leaves
-        it in the batch, unread)."""
+        ``SliceSampler(pad_output=True)`` writes it, and ``shifted_valid`` where the value
+        estimators write it, each as given (a release that reads no such mask leaves it in the
+        batch, unread)."""
         from tensordict import TensorDict
         from tensordict.nn import TensorDictModule
         from torchrl.modules import ProbabilisticActor
@@ -185,6 +197,8 @@ class PPOLossFamilyCritic(ClipPPOCritic):
                          "advantage": torch.ones_like(action), "value_target": returns,
                          "state_value": old_value}, observation.shape[:1])
         td.set(("collector", "mask"), valid)
+        if shifted_valid is not None:
+            td.set("shifted_valid", shifted_valid)
         return _report(loss, actor, td, action)
 
 
@@ -217,6 +231,35 @@ class PPOLossFamilyCritic(ClipPPOCritic):
         frac = out.get("clip_fraction", None)
         return PolicyObjective(float(out["loss_objective"].detach()),
                                None if frac is None else float(frac))
+
+
+    def ess_of(self, *, log_weight):
+        """The §4 ESS capability (``conformance.interface.PPOEffectiveSampleSize``): a fixed
+        Normal per element (its log-probability is not summed over the feature dimensions),
+        a critic that predicts 0 for every element (releases before 0.14 refuse a loss
+        without one), the stored log-probability set so that the log-ratio is
+        ``log_weight``; ``out["ESS"]`` as the forward reports it."""
+        from tensordict import TensorDict
+        from tensordict.nn import TensorDictModule
+        from torchrl.modules import ProbabilisticActor
+
+        actor = ProbabilisticActor(
+            TensorDictModule(_ZeroMeanUnitScale(), ["observation"], ["loc", "scale"]),
+            in_keys=["loc", "scale"], distribution_class=torch.distributions.Normal,
+            return_log_prob=True)
+        critic = TensorDictModule(_ZeroValue(log_weight), ["observation"], ["state_value"])
+        with quiet():
+            loss = self.loss_cls(actor, critic, entropy_bonus=False, loss_critic_type="l2")
+        action = torch.zeros_like(log_weight)
+        column = torch.zeros(*log_weight.shape, 1, dtype=log_weight.dtype,
+                             device=log_weight.device)
+        td = TensorDict({"observation": torch.zeros_like(log_weight), "action": action,
+                         "advantage": column + 1, "value_target": column,
+                         "state_value": column}, log_weight.shape[:1])
+        with torch.no_grad():
+            td[loss.tensor_keys.sample_log_prob] = (actor.get_dist(td).log_prob(action)
+                                                    - log_weight)
+        return loss(td).get("ESS", None)
 
 
 def make(adapter):
