@@ -542,6 +542,28 @@ DEFECTS = (
                  "closed 2026-08-07 (RFC, mask-aware reduction): calls ('collector', 'mask') "
                  "\"a boolean key\"; nothing on other dtypes"),
            )),
+    Defect("mappo-value-norm-counts-padding", "ppo_value_clipping",
+           "MAPPOLoss/IPPOLoss(value_norm=...) under a validity mask ((\"collector\", \"mask\"), "
+           "padding): _critic_loss_inputs folds every target into the normaliser, the padding's "
+           "included, so the valid positions are normalised by statistics of arbitrary values",
+           NOT_REPORTED,
+           "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/objectives/multiagent/mappo.py",
+           tuple(f"conformance/test_ppo_value_clipping_value_norm.py::test_padding_is_left_out_"
+                 f"of_the_normaliser[torchrl-{c}-{n}]" for c in ("MAPPOLoss", "IPPOLoss")
+                 for n in ("running", "popart")),
+           threads=(
+               T("https://github.com/pytorch/rl/pull/3748",
+                 "merged 2026-05-19: MAPPOLoss/IPPOLoss and ValueNorm; value_norm.update(target_"
+                 "return) on every row. New here: under a mask the padding's targets reach the "
+                 "statistics"),
+               T("https://github.com/pytorch/rl/pull/4127",
+                 "merged 2026-08-18: advantage_norm, whose update drops the rows the masks mark "
+                 "invalid (_valid_value_target_rows: \"Padding or boundary-crossing rows would "
+                 "otherwise pollute running value statistics\"); value_norm was left as it was"),
+               T("https://github.com/pytorch/rl/pull/4057",
+                 "merged 2026-08-07: the losses' reductions honour (\"collector\", \"mask\"); "
+                 "the normaliser's update is no reduction"),
+           )),
     # ---- issue #43: the cause of the CUDA sampler's failures on the H200 (reports/gpu)
     Defect("prb-cuda-device-spelling-resets-trees", "prioritized_replay",
            "PrioritizedSampler on a CUDA device spelled \"cuda\" (sampler or storage) compares "

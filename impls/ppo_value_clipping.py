@@ -31,6 +31,8 @@ from torchrl.objectives import A2CLoss as _TorchRLA2CLoss
 from torchrl.objectives import ClipPPOLoss as _TorchRLClipPPOLoss
 from torchrl.objectives import KLPENPPOLoss as _TorchRLKLPENPPOLoss
 from torchrl.objectives import PPOLoss as _TorchRLPPOLoss
+from torchrl.objectives.multiagent import IPPOLoss as _TorchRLIPPOLoss
+from torchrl.objectives.multiagent import MAPPOLoss as _TorchRLMAPPOLoss
 from torchrl.objectives.utils import distance_loss
 
 from impls.composite_entropy import PerHeadEntropy
@@ -127,12 +129,13 @@ class ClipPPOLoss(PerHeadEntropy, _TorchRLClipPPOLoss):
             raise KeyError(f"the key {keys.value} was not found in the critic output "
                            f"tensordict. Make sure that the 'value_key' passed to PPO is "
                            f"accurate.")
-        target_return, value, old_value = self._critic_loss_inputs(target_return, value, old_value)
+        valid = self._valid_positions(tensordict, value)
+        target_return, value, old_value = self._masked_critic_loss_inputs(
+            target_return, value, old_value, valid)
         clip_fraction = None
         if self.clip_value:
             loss, clip_fraction = clipped_value_loss(
-                value, old_value, target_return, self.clip_value, self.loss_critic_type,
-                self._valid_positions(tensordict, value)
+                value, old_value, target_return, self.clip_value, self.loss_critic_type, valid
             )
         else:
             loss = distance_loss(target_return, value, self.loss_critic_type)
@@ -140,6 +143,11 @@ class ClipPPOLoss(PerHeadEntropy, _TorchRLClipPPOLoss):
         if self._has_critic:
             loss = self.critic_coeff * loss
         return loss, clip_fraction, reported
+
+    def _masked_critic_loss_inputs(self, target_return, value, old_value, valid):
+        """TorchRL's hook ``_critic_loss_inputs`` (the identity here; the multi-agent losses'
+        value normalisation), told which positions are valid (None: all)."""
+        return self._critic_loss_inputs(target_return, value, old_value)
 
     def _reduce_loss(self, loss, tensordict):
         # TorchRL hands the masks it finds to torch.where, which refuses a 0/1 mask of any
@@ -211,3 +219,27 @@ class KLPENPPOLoss(_ValidatedClipValue, _TorchRLKLPENPPOLoss):
 
 class A2CLoss(_ValidatedClipValue, _TorchRLA2CLoss):
     """Drop-in for ``torchrl.objectives.A2CLoss`` (torchrl 0.14), ``clip_value`` validated."""
+
+
+class MAPPOLoss(_TorchRLMAPPOLoss, ClipPPOLoss):
+    """Drop-in for ``torchrl.objectives.multiagent.MAPPOLoss`` (torchrl 0.14): TorchRL's value
+    normalisation (``value_norm``: target, prediction and stored prediction normalised before
+    the distance, the clip radius applied in normalised space) on the reference's
+    ``ClipPPOLoss`` (validated ``clip_value``, its masks). Under a validity mask the
+    normaliser's statistics take the valid targets only (TorchRL folds the padding's in: its
+    own ``advantage_norm`` drops those rows, ``_valid_value_target_rows``)."""
+
+    def _masked_critic_loss_inputs(self, target_return, value, old_value, valid):
+        norm = self.value_norm
+        if norm is None or valid is None:
+            return self._critic_loss_inputs(target_return, value, old_value)
+        target_return = target_return.detach()
+        if valid.any():  # a batch of padding alone leaves the statistics as they were
+            norm.update(target_return[valid].reshape(-1, *norm.shape))
+        return (norm.normalize(target_return), norm.normalize(value),
+                None if old_value is None else norm.normalize(old_value))
+
+
+class IPPOLoss(_TorchRLIPPOLoss, MAPPOLoss):
+    """Drop-in for ``torchrl.objectives.multiagent.IPPOLoss`` (torchrl 0.14), as
+    :class:`MAPPOLoss`."""

@@ -189,3 +189,40 @@ class PPOEffectiveSampleSize(Protocol):
         or tokens of an action chunk); advantage 1, no entropy bonus, no critic. None when
         the loss reports no ESS."""
         ...
+
+
+#: the multi-agent PPO losses that take a value normaliser (TorchRL >= 0.13)
+VALUE_NORM_LOSS_CLASSES = ("MAPPOLoss", "IPPOLoss")
+#: the value normalisers, by the names the specs use: TorchRL's RunningValueNorm and
+#: PopArtValueNorm, built with shape=1 and their defaults
+VALUE_NORMS = ("running", "popart")
+
+
+class PPOCriticValueNorm(Protocol):
+    """§4 with a value normaliser: the clipped critic loss of the multi-agent PPO losses."""
+
+    def critic_loss_value_norm(
+        self,
+        *,
+        loss_class: str,
+        norm: str,
+        warmup: torch.Tensor | None,
+        value_net: torch.nn.Module,
+        observation: torch.Tensor,
+        old_value: torch.Tensor,
+        returns: torch.Tensor,
+        clip_value: float,
+        critic_coeff: float,
+        valid: torch.Tensor | None = None,
+    ) -> CriticReport:
+        """The squared-error critic loss of ``loss_class`` (one of VALUE_NORM_LOSS_CLASSES)
+        built with ``clip_value`` and ``value_norm=`` a fresh normaliser ``norm`` (one of
+        VALUE_NORMS), on a batch [B, 1] as :meth:`PPOCriticOptions.critic_loss_with` (the
+        value network predicts on the returns' scale); ``warmup``: None, or value targets
+        [N, 1] the caller folds into the normaliser (``value_norm.update(warmup)``) before the
+        loss runs once. The loss is the one of the normalised values (target, prediction and
+        stored prediction normalised with the statistics that include this batch's targets).
+        ``valid``: None, or TorchRL's trajectory mask [B, 1] (bool) set at
+        ``("collector", "mask")`` as in :meth:`PPOCriticMasks.critic_loss_masked`: the padding
+        is left out of the loss, the clip fraction and the normaliser's statistics."""
+        ...

@@ -11,6 +11,7 @@ import torch
 
 from conformance.implementations.introspect import first_accepted, quiet
 from conformance.interface import PPO_LOSS_CLASSES, CriticLoss, CriticReport, PolicyObjective
+from conformance.interface.ppo_value_clipping import VALUE_NORM_LOSS_CLASSES
 
 
 class _ZeroMeanUnitScale(torch.nn.Module):
@@ -262,12 +263,65 @@ class PPOLossFamilyCritic(ClipPPOCritic):
         return loss(td).get("ESS", None)
 
 
+class PPOLossFamilyCriticValueNorm(PPOLossFamilyCritic):
+    """The family, with the multi-agent PPO losses and TorchRL's value normalisers
+    (``conformance.interface.PPOCriticValueNorm``): releases from 0.13 (pytorch/rl#3748)."""
+
+    def __init__(self, loss_cls, family: dict, multiagent: dict, norms: dict):
+        super().__init__(loss_cls, family)
+        self.multiagent = multiagent
+        self.norms = norms
+
+    def critic_loss_value_norm(self, *, loss_class, norm, warmup, value_net, observation,
+                               old_value, returns, clip_value, critic_coeff,
+                               valid=None) -> CriticReport:
+        from tensordict import TensorDict
+        from tensordict.nn import TensorDictModule
+        from torchrl.modules import ProbabilisticActor
+
+        value_norm = self.norms[norm](shape=1)
+        if warmup is not None:
+            value_norm.update(warmup)
+        actor = ProbabilisticActor(
+            TensorDictModule(_SharedMean(None), ["observation"], ["loc", "scale"]),
+            in_keys=["loc", "scale"], distribution_class=torch.distributions.Normal,
+            return_log_prob=True)
+        critic = TensorDictModule(value_net, ["observation"], ["state_value"])
+        with quiet():
+            loss = self.multiagent[loss_class](
+                actor, critic, value_norm=value_norm, entropy_bonus=False,
+                loss_critic_type="l2", clip_value=clip_value, **{self.coeff_name: critic_coeff},
+                # the batch has no agent dimension for MAPPO's default (-2,) to exclude: the
+                # advantage (1 everywhere, the policy term is not under test) is left as it is
+                normalize_advantage=False)
+        action = torch.zeros_like(observation[..., :1])
+        td = TensorDict({"observation": observation, "action": action,
+                         "advantage": torch.ones_like(action), "value_target": returns,
+                         "state_value": old_value}, observation.shape[:1])
+        if valid is not None:
+            td.set(("collector", "mask"), valid)
+        return _report(loss, actor, td, action)
+
+
+def value_normalisers() -> dict | None:
+    """TorchRL's value normalisers by the specs' names, or None before 0.13."""
+    import torchrl.modules as modules
+
+    if not hasattr(modules, "RunningValueNorm"):
+        return None
+    return {"running": modules.RunningValueNorm, "popart": modules.PopArtValueNorm}
+
+
 def make(adapter):
     import torchrl.objectives as objectives
 
     family = {name: getattr(objectives, name) for name in PPO_LOSS_CLASSES
               if hasattr(objectives, name)}
-    return PPOLossFamilyCritic(objectives.ClipPPOLoss, family)
+    norms = value_normalisers()
+    if norms is None or not hasattr(objectives, "MAPPOLoss"):
+        return PPOLossFamilyCritic(objectives.ClipPPOLoss, family)
+    multiagent = {name: getattr(objectives, name) for name in VALUE_NORM_LOSS_CLASSES}
+    return PPOLossFamilyCriticValueNorm(objectives.ClipPPOLoss, family, multiagent, norms)
 
 
 def _report(loss, actor, td, action) -> CriticReport:
