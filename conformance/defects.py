@@ -549,7 +549,7 @@ DEFECTS = (
            NOT_REPORTED,
            "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/objectives/multiagent/mappo.py",
            tuple(f"conformance/test_ppo_value_clipping_value_norm.py::test_padding_is_left_out_"
-                 f"of_the_normaliser[torchrl-{c}-{n}]" for c in ("MAPPOLoss", "IPPOLoss")
+                 f"of_the_normaliser[torchrl-{c}-{n}-" for c in ("MAPPOLoss", "IPPOLoss")
                  for n in ("running", "popart")),
            threads=(
                T("https://github.com/pytorch/rl/pull/3748",
@@ -563,6 +563,42 @@ DEFECTS = (
                T("https://github.com/pytorch/rl/pull/4057",
                  "merged 2026-08-07: the losses' reductions honour (\"collector\", \"mask\"); "
                  "the normaliser's update is no reduction"),
+           )),
+    Defect("ppo-composite-critic-clips-against-its-own-prediction", "ppo_value_clipping",
+           "ClipPPOLoss(clip_value=c) with a composite value network (#3031): loss_critic reads "
+           "the stored predictions (a sub-tensordict of the batch), then the critic writes its "
+           "new predictions into that same sub-tensordict, so the new prediction is clipped "
+           "around itself: no clipping, value_clip_fraction 0",
+           NOT_REPORTED, "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/objectives/ppo.py",
+           tuple(f"conformance/test_ppo_value_clipping_composite.py::test_each_head_is_clipped_against_its_stored_prediction[torchrl-heads={h}]"
+                 for h in ("reward", "reward,cost", "a,b,c")),
+           threads=(
+               T("https://github.com/pytorch/rl/pull/3031",
+                 "merged 2025-07-02 (torchrl 0.10; the stored copy of the thread still says "
+                 "open): composite value networks in ClipPPOLoss; its test calls loss_critic "
+                 "with a critic that returns the stored values (zeros), so the overwrite cannot "
+                 "show. New here: the stored predictions are overwritten before the clip"),
+               T("https://github.com/pytorch/rl/pull/2005",
+                 "merged 2024-03: value clipping; plain tensors, where reading then writing "
+                 "the entry keeps the stored tensor"),
+           )),
+    Defect("ppo-composite-critic-loss-not-reduced", "ppo_value_clipping",
+           "ClipPPOLoss with a composite value network (#3031): forward reduces the outputs whose "
+           "own name starts with 'loss_' (named_apply on leaf names), so the heads nested under "
+           "loss_critic come back as one loss per sample, and a training loop's sum of the "
+           "losses is a tensordict, not a scalar to backpropagate",
+           NOT_REPORTED, "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/objectives/ppo.py",
+           tuple(f"conformance/test_ppo_value_clipping_composite.py::test_each_heads_loss_is_reduced[torchrl-heads={h}]"
+                 for h in ("reward", "reward,cost", "a,b,c")),
+           threads=(
+               T("https://github.com/pytorch/rl/pull/3031",
+                 "merged 2025-07-02: its test reads loss_critic(td) (per sample by design), not "
+                 "forward's output. New here: forward leaves the composite critic loss unreduced"),
+               T("https://github.com/pytorch/rl/pull/1890",
+                 "open since 2024-02: the reduction parameter of the on-policy losses (td_out."
+                 "apply(_reduce) over every entry); before composite critics"),
+               T("https://github.com/pytorch/tensordict/pull/641",
+                 "merged: named_apply(nested_keys=True), which would give the nested names"),
            )),
     # ---- issue #43: the cause of the CUDA sampler's failures on the H200 (reports/gpu)
     Defect("prb-cuda-device-spelling-resets-trees", "prioritized_replay",

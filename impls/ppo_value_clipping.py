@@ -26,7 +26,8 @@ import math
 import numbers
 
 import torch
-from tensordict import TensorDict
+from tensordict import TensorDict, is_tensor_collection
+from tensordict.nn import dispatch
 from torchrl.objectives import A2CLoss as _TorchRLA2CLoss
 from torchrl.objectives import ClipPPOLoss as _TorchRLClipPPOLoss
 from torchrl.objectives import KLPENPPOLoss as _TorchRLKLPENPPOLoss
@@ -107,6 +108,19 @@ class ClipPPOLoss(PerHeadEntropy, _TorchRLClipPPOLoss):
     def __init__(self, *args, clip_value=None, **kwargs):
         super().__init__(*args, clip_value=validate_clip_value(clip_value), **kwargs)
 
+    @dispatch
+    def forward(self, tensordict):
+        """TorchRL's forward, with a composite critic's ``loss_critic`` reduced as every loss
+        term is (TorchRL reduces the entries whose own name starts with ``loss_``: the heads
+        of a composite critic, ``("loss_critic", head)``, came back unreduced, one loss per
+        sample, and a training loop's sum of the losses is no scalar to backpropagate)."""
+        out = super().forward(tensordict)
+        critic = out.get("loss_critic", None)
+        if is_tensor_collection(critic):
+            out.set("loss_critic", critic.apply(
+                lambda loss: self._reduce_loss(loss, tensordict).squeeze(-1), batch_size=[]))
+        return out
+
     def loss_critic(self, tensordict):
         if self.separate_losses:
             tensordict = tensordict.detach()
@@ -119,6 +133,10 @@ class ClipPPOLoss(PerHeadEntropy, _TorchRLClipPPOLoss):
                            f"the value target, written by an advantage module (GAE, "
                            f"TD(lambda), ...) before the loss runs")
         old_value = tensordict.get(keys.value) if self.clip_value else None
+        if is_tensor_collection(old_value):
+            # a composite critic writes its predictions into this very tensordict: the stored
+            # ones must be kept apart (TorchRL clips against the new predictions themselves)
+            old_value = old_value.copy()
         if self.clip_value and old_value is None:
             raise KeyError(f"clip_value is set to {self.clip_value}, but the key {keys.value} "
                            f"was not found in the input tensordict. Make sure that the "

@@ -58,10 +58,12 @@ from conformance.interface.composite_log_prob import (
 )
 from conformance.interface.ppo_value_clipping import (
     PPO_LOSS_CLASSES,
+    CompositeCriticReport,
     CriticLoss,
     CriticReport,
     PolicyObjective,
     PPOClipRange,
+    PPOCriticComposite,
     PPOCriticMasks,
     PPOCriticOptions,
     PPOCriticValueNorm,
@@ -109,7 +111,8 @@ CAPABILITIES: dict[str, dict[str, type]] = {
                            "critic_loss_masked": PPOCriticMasks,
                            "objective_with": PPOClipRange,
                            "ess_of": PPOEffectiveSampleSize,
-                           "critic_loss_value_norm": PPOCriticValueNorm},
+                           "critic_loss_value_norm": PPOCriticValueNorm,
+                           "critic_loss_composite": PPOCriticComposite},
     "prioritized_replay": {"slice_buffer": PrioritizedSlices,
                            # issue #31: the trees and the historical maximum
                            "segment_tree": PrioritizedTrees,
@@ -143,7 +146,7 @@ __all__ = [
     "AREAS", "CAPABILITIES", "COMPOSITE_EXPLORATION_TYPES", "COMPOSITE_MISCONFIGURATIONS",
     "CompositeDeclaredKeys", "CompositeEntropy", "CompositeHead", "CompositeLogProb",
     "CompositeLogProbWithSum", "CompositeLogProbs", "CompositePPOChanged", "CompositePPOStep",
-    "CriticLoss", "CriticReport", "Implementation", "PPOClipRange", "PPOCriticMasks", "PPOCriticValueNorm", "PPOEffectiveSampleSize", "PolicyObjective", "PPOCriticOptions", "PPOLossFamily",
+    "CompositeCriticReport", "CriticLoss", "CriticReport", "Implementation", "PPOClipRange", "PPOCriticComposite", "PPOCriticMasks", "PPOCriticValueNorm", "PPOEffectiveSampleSize", "PolicyObjective", "PPOCriticOptions", "PPOLossFamily",
     "PPOValueClipping", "PPO_LOSS_CLASSES", "PROTOCOLS", "PrioritizedBuffer", "PrioritizedDraw",
     "PrioritizedHistorical", "PrioritizedIndexForms", "PrioritizedReplay",
     "PrioritizedSamplerKeywords", "PrioritizedSamplerTree", "PrioritizedSlices",

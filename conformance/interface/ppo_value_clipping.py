@@ -216,7 +216,7 @@ class PPOCriticValueNorm(Protocol):
         valid: torch.Tensor | None = None,
     ) -> CriticReport:
         """The squared-error critic loss of ``loss_class`` (one of VALUE_NORM_LOSS_CLASSES)
-        built with ``clip_value`` and ``value_norm=`` a fresh normaliser ``norm`` (one of
+        built with ``clip_value`` (None: no clipping) and ``value_norm=`` a fresh normaliser ``norm`` (one of
         VALUE_NORMS), on a batch [B, 1] as :meth:`PPOCriticOptions.critic_loss_with` (the
         value network predicts on the returns' scale); ``warmup``: None, or value targets
         [N, 1] the caller folds into the normaliser (``value_norm.update(warmup)``) before the
@@ -225,4 +225,42 @@ class PPOCriticValueNorm(Protocol):
         ``valid``: None, or TorchRL's trajectory mask [B, 1] (bool) set at
         ``("collector", "mask")`` as in :meth:`PPOCriticMasks.critic_loss_masked`: the padding
         is left out of the loss, the clip fraction and the normaliser's statistics."""
+        ...
+
+
+@dataclass
+class CompositeCriticReport:
+    """What a PPO loss reports for the critic of a composite value network.
+
+    loss: the ``loss_critic`` output as the loss's forward returns it: one tensor per value
+        head (a mapping head -> tensor, still attached to the value network's graph), or one
+        tensor when the loss returns a single one.
+    value_clip_fraction: the reported share of clipped predictions per head (head -> float),
+        one float for all heads, or None when none is reported.
+    """
+
+    loss: dict | torch.Tensor
+    value_clip_fraction: dict | float | None
+
+
+class PPOCriticComposite(Protocol):
+    """§4 with a composite value network: one value head per entry (pytorch/rl#3031)."""
+
+    def critic_loss_composite(
+        self,
+        *,
+        value_net: torch.nn.Module,
+        heads: tuple[str, ...],
+        observation: torch.Tensor,
+        old_value: dict,
+        returns: dict,
+        clip_value: float,
+        critic_coeff: float,
+    ) -> CompositeCriticReport:
+        """The squared-error critic loss of ``ClipPPOLoss(clip_value=...)`` (one forward, as a
+        training loop calls it) whose critic writes one value per head: ``value_net`` maps
+        ``observation`` [B, K] to a tuple of K predictions [B, 1], written at
+        ``("state_value", head)`` for ``head`` in ``heads``; ``old_value`` and ``returns`` map
+        each head to its [B, 1] stored prediction and value target (a composite
+        ``"state_value"`` and ``"value_target"`` in the batch)."""
         ...

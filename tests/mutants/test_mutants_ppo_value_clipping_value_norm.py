@@ -18,8 +18,9 @@ ALL = [f"test_value_clipping_in_normalised_space[{{}}-{c}-{n}-{w}]" for c, n, w 
        itertools.product(("MAPPOLoss", "IPPOLoss"), ("running", "popart"),
                          ("fresh", "warmed-up"))]
 WARMED = [s for s in ALL if s.endswith("warmed-up]")]
-PADDED = [f"test_padding_is_left_out_of_the_normaliser[{{}}-{c}-{n}]" for c, n in
-          itertools.product(("MAPPOLoss", "IPPOLoss"), ("running", "popart"))]
+PADDED = [f"test_padding_is_left_out_of_the_normaliser[{{}}-{c}-{n}-{k}]" for c, n, k in
+          itertools.product(("MAPPOLoss", "IPPOLoss"), ("running", "popart"),
+                            ("clip=0.2", "clip=off"))]
 CASES = {  # mutant -> [(words, specs)]
     "RAW_SPACE": [("clipped and compared in raw units", ALL)],
     "OLD_VALUE_RAW": [("the stored prediction left unnormalised", ALL)],

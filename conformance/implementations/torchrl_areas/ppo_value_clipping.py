@@ -10,7 +10,13 @@ from __future__ import annotations
 import torch
 
 from conformance.implementations.introspect import first_accepted, quiet
-from conformance.interface import PPO_LOSS_CLASSES, CriticLoss, CriticReport, PolicyObjective
+from conformance.interface import (
+    PPO_LOSS_CLASSES,
+    CompositeCriticReport,
+    CriticLoss,
+    CriticReport,
+    PolicyObjective,
+)
 from conformance.interface.ppo_value_clipping import VALUE_NORM_LOSS_CLASSES
 
 
@@ -233,6 +239,43 @@ class PPOLossFamilyCritic(ClipPPOCritic):
         return PolicyObjective(float(out["loss_objective"].detach()),
                                None if frac is None else float(frac))
 
+
+    def critic_loss_composite(self, *, value_net, heads, observation, old_value, returns,
+                              clip_value, critic_coeff) -> CompositeCriticReport:
+        """The §4 composite-critic capability (``conformance.interface.PPOCriticComposite``):
+        ``ClipPPOLoss`` with a critic whose out_keys are ``("state_value", head)``, a batch
+        with composite ``"state_value"`` and ``"value_target"`` entries, one forward; its
+        ``loss_critic`` and ``value_clip_fraction`` read per head when they are tensordicts."""
+        from tensordict import TensorDict, is_tensor_collection
+        from tensordict.nn import TensorDictModule
+        from torchrl.modules import ProbabilisticActor
+
+        actor = ProbabilisticActor(
+            TensorDictModule(_SharedMean(None), ["observation"], ["loc", "scale"]),
+            in_keys=["loc", "scale"], distribution_class=torch.distributions.Normal,
+            return_log_prob=True)
+        critic = TensorDictModule(value_net, ["observation"],
+                                  [("state_value", head) for head in heads])
+        with quiet():
+            loss = self.loss_cls(actor, critic, entropy_bonus=False, loss_critic_type="l2",
+                                 clip_value=clip_value, **{self.coeff_name: critic_coeff})
+        batch = observation.shape[:1]
+        action = torch.zeros_like(observation[..., :1])
+        td = TensorDict({"observation": observation, "action": action,
+                         "advantage": torch.ones_like(action),
+                         "value_target": TensorDict(dict(returns), batch),
+                         "state_value": TensorDict(dict(old_value), batch)}, batch)
+        with torch.no_grad():
+            td[loss.tensor_keys.sample_log_prob] = actor.get_dist(td).log_prob(action)
+        out = loss(td)
+
+        def per_head(entry, as_float):
+            if entry is None or not is_tensor_collection(entry):
+                return entry if entry is None or not as_float else float(entry)
+            return {head: float(entry[head]) if as_float else entry[head] for head in heads}
+
+        return CompositeCriticReport(per_head(out["loss_critic"], False),
+                                     per_head(out.get("value_clip_fraction", None), True))
 
     def ess_of(self, *, log_weight):
         """The §4 ESS capability (``conformance.interface.PPOEffectiveSampleSize``): a fixed
