@@ -527,10 +527,10 @@ DEFECTS = (
                  f"its_truth_value[torchrl-{d}]" for d in ("int64", "float32")),
            kind="feature-gap",
            documentation=(
-               "AUTO_LOSS_MASK_KEYS (torchrl/objectives/common.py): \"('collector', 'mask') by "
-               "SliceSampler with pad_output=True (False marks duplicated padding steps)\"; "
-               "loss_mask_key: \"Which input entry marks the positions that contribute to the "
-               "loss\" (no dtype named). The masks TorchRL writes are bool; a mask a user writes "
+               "AUTO_LOSS_MASK_KEYS (torchrl/objectives/common.py): (False \"marks duplicated "
+               "padding steps\"); loss_mask_key: \"Which input entry marks the positions that "
+               "contribute to the loss\" (no dtype named). The masks TorchRL writes are bool; a "
+               "mask a user writes "
                "under loss_mask_key, or stores as 0/1 numbers, is refused by torch's message, "
                "which names neither the mask nor its key (uint8 passes, with torch's deprecation "
                "warning)"),
