@@ -322,7 +322,7 @@ class PPOLossFamilyCriticValueNorm(PPOLossFamilyCritic):
         from tensordict.nn import TensorDictModule
         from torchrl.modules import ProbabilisticActor
 
-        value_norm = self.norms[norm](shape=1)
+        value_norm = self.norms[norm](shape=1, device=observation.device)
         if warmup is not None:
             value_norm.update(warmup)
         actor = ProbabilisticActor(
