@@ -574,7 +574,7 @@ DEFECTS = (
                  for h in ("reward", "reward,cost", "a,b,c")),
            threads=(
                T("https://github.com/pytorch/rl/pull/3031",
-                 "merged 2025-07-02 (torchrl 0.10; the stored copy of the thread still says "
+                 "merged 2025-07-02 (torchrl 0.9.2 and 0.10; the stored copy of the thread still says "
                  "open): composite value networks in ClipPPOLoss; its test calls loss_critic "
                  "with a critic that returns the stored values (zeros), so the overwrite cannot "
                  "show. New here: the stored predictions are overwritten before the clip"),

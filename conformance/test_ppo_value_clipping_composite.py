@@ -1,6 +1,6 @@
 """§4 with a composite value network: one clipped critic loss per value head (pytorch/rl#3031).
 
-Since pytorch/rl#3031 (torchrl 0.10) ``ClipPPOLoss`` takes a critic that writes several values,
+Since pytorch/rl#3031 (torchrl 0.9.2 and 0.10) ``ClipPPOLoss`` takes a critic that writes several values,
 ``("state_value", head)`` (several reward channels, several discount factors), with a
 composite ``"value_target"`` beside them: ``loss_critic`` is computed per head. A user who
 trains with it calls the loss's forward and adds up its ``loss_*`` outputs, as TorchRL's
