@@ -510,8 +510,12 @@ DEFECTS = (
            "ClipPPOLoss(clip_value=c) under a validity mask ((\"collector\", \"mask\"), padding): "
            "the loss leaves the padding out (#4057), value_clip_fraction still counts it",
            NOT_REPORTED, "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/objectives/utils.py",
-           tuple(f"conformance/test_ppo_value_clipping_masks.py::test_padding_is_left_out_of_the_"
-                 f"value_clip_fraction[torchrl-{p}]" for p in ("padded-tail", "scattered")),
+           (*(f"conformance/test_ppo_value_clipping_masks.py::test_padding_is_left_out_of_the_"
+              f"value_clip_fraction[torchrl-{p}]" for p in ("padded-tail", "scattered")),
+            # issue #43's mask edges: one valid step, both of TorchRL's masks, a uint8 mask
+            *(f"conformance/test_ppo_value_clipping_masks.py::{s}" for s in (
+                "test_a_single_valid_step[torchrl]", "test_both_of_torchrls_masks_are_anded[torchrl]",
+                "test_a_numeric_mask_is_read_as_its_truth_value[torchrl-uint8]"))),
            threads=(
                T("https://github.com/pytorch/rl/pull/4057",
                  "merged 2026-08-07: the losses' reductions honour (\"collector\", \"mask\") and "
@@ -571,6 +575,88 @@ DEFECTS = (
                  "open since 2026-01-11: a multi-agent shape mismatch in ClipPPOLoss (log_weight "
                  "against advantage); another loss, another tensor, the same kind of [B, N] "
                  "against [B] meeting"),
+    Defect("loss-mask-of-another-dtype-refused", "ppo_value_clipping",
+           "a 0/1 validity mask of dtype int64 or float32 at (\"collector\", \"mask\") (or "
+           "loss_mask_key's entry) reaches torch.where in LossModule._reduce_loss unconverted: "
+           "\"where expected condition to be a boolean tensor\", naming neither the mask nor "
+           "its key", NOT_REPORTED,
+           "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/objectives/common.py",
+           tuple(f"conformance/test_ppo_value_clipping_masks.py::test_a_numeric_mask_is_read_as_"
+                 f"its_truth_value[torchrl-{d}]" for d in ("int64", "float32")),
+           kind="feature-gap",
+           documentation=(
+               "AUTO_LOSS_MASK_KEYS (torchrl/objectives/common.py): (False \"marks duplicated "
+               "padding steps\"); loss_mask_key: \"Which input entry marks the positions that "
+               "contribute to the loss\" (no dtype named). The masks TorchRL writes are bool; a "
+               "mask a user writes "
+               "under loss_mask_key, or stores as 0/1 numbers, is refused by torch's message, "
+               "which names neither the mask nor its key (uint8 passes, with torch's deprecation "
+               "warning)"),
+           threads=(
+               T("https://github.com/pytorch/rl/pull/4057",
+                 "merged 2026-08-07: the reductions read the masks (and expand a trailing "
+                 "singleton); nothing on their dtype. New here: a 0/1 mask of int64 or float32"),
+               T("https://github.com/pytorch/rl/issues/3866",
+                 "closed 2026-08-07 (RFC, mask-aware reduction): calls ('collector', 'mask') "
+                 "\"a boolean key\"; nothing on other dtypes"),
+           )),
+    Defect("mappo-value-norm-counts-padding", "ppo_value_clipping",
+           "MAPPOLoss/IPPOLoss(value_norm=...) under a validity mask ((\"collector\", \"mask\"), "
+           "padding): _critic_loss_inputs folds every target into the normaliser, the padding's "
+           "included, so the valid positions are normalised by statistics of arbitrary values",
+           NOT_REPORTED,
+           "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/objectives/multiagent/mappo.py",
+           tuple(f"conformance/test_ppo_value_clipping_value_norm.py::test_padding_is_left_out_"
+                 f"of_the_normaliser[torchrl-{c}-{n}-" for c in ("MAPPOLoss", "IPPOLoss")
+                 for n in ("running", "popart")),
+           threads=(
+               T("https://github.com/pytorch/rl/pull/3748",
+                 "merged 2026-05-19: MAPPOLoss/IPPOLoss and ValueNorm; value_norm.update(target_"
+                 "return) on every row. New here: under a mask the padding's targets reach the "
+                 "statistics"),
+               T("https://github.com/pytorch/rl/pull/4127",
+                 "merged 2026-08-18: advantage_norm, whose update drops the rows the masks mark "
+                 "invalid (_valid_value_target_rows: \"Padding or boundary-crossing rows would "
+                 "otherwise pollute running value statistics\"); value_norm was left as it was"),
+               T("https://github.com/pytorch/rl/pull/4057",
+                 "merged 2026-08-07: the losses' reductions honour (\"collector\", \"mask\"); "
+                 "the normaliser's update is no reduction"),
+           )),
+    Defect("ppo-composite-critic-clips-against-its-own-prediction", "ppo_value_clipping",
+           "ClipPPOLoss(clip_value=c) with a composite value network (#3031): loss_critic reads "
+           "the stored predictions (a sub-tensordict of the batch), then the critic writes its "
+           "new predictions into that same sub-tensordict, so the new prediction is clipped "
+           "around itself: no clipping, value_clip_fraction 0",
+           NOT_REPORTED, "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/objectives/ppo.py",
+           tuple(f"conformance/test_ppo_value_clipping_composite.py::test_each_head_is_clipped_against_its_stored_prediction[torchrl-heads={h}]"
+                 for h in ("reward", "reward,cost", "a,b,c")),
+           threads=(
+               T("https://github.com/pytorch/rl/pull/3031",
+                 "merged 2025-07-02 (torchrl 0.9.2 and 0.10; the stored copy of the thread still says "
+                 "open): composite value networks in ClipPPOLoss; its test calls loss_critic "
+                 "with a critic that returns the stored values (zeros), so the overwrite cannot "
+                 "show. New here: the stored predictions are overwritten before the clip"),
+               T("https://github.com/pytorch/rl/pull/2005",
+                 "merged 2024-03: value clipping; plain tensors, where reading then writing "
+                 "the entry keeps the stored tensor"),
+           )),
+    Defect("ppo-composite-critic-loss-not-reduced", "ppo_value_clipping",
+           "ClipPPOLoss with a composite value network (#3031): forward reduces the outputs whose "
+           "own name starts with 'loss_' (named_apply on leaf names), so the heads nested under "
+           "loss_critic come back as one loss per sample, and a training loop's sum of the "
+           "losses is a tensordict, not a scalar to backpropagate",
+           NOT_REPORTED, "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/objectives/ppo.py",
+           tuple(f"conformance/test_ppo_value_clipping_composite.py::test_each_heads_loss_is_reduced[torchrl-heads={h}]"
+                 for h in ("reward", "reward,cost", "a,b,c")),
+           threads=(
+               T("https://github.com/pytorch/rl/pull/3031",
+                 "merged 2025-07-02: its test reads loss_critic(td) (per sample by design), not "
+                 "forward's output. New here: forward leaves the composite critic loss unreduced"),
+               T("https://github.com/pytorch/rl/pull/1890",
+                 "open since 2024-02: the reduction parameter of the on-policy losses (td_out."
+                 "apply(_reduce) over every entry); before composite critics"),
+               T("https://github.com/pytorch/tensordict/pull/641",
+                 "merged: named_apply(nested_keys=True), which would give the nested names"),
            )),
     # ---- issue #43: the cause of the CUDA sampler's failures on the H200 (reports/gpu)
     Defect("prb-cuda-device-spelling-resets-trees", "prioritized_replay",

@@ -58,12 +58,16 @@ from conformance.interface.composite_log_prob import (
 )
 from conformance.interface.ppo_value_clipping import (
     PPO_LOSS_CLASSES,
+    CompositeCriticReport,
     CriticLoss,
     CriticReport,
     PolicyObjective,
     PPOClipRange,
+    PPOCriticComposite,
     PPOCriticMasks,
     PPOCriticOptions,
+    PPOCriticValueNorm,
+    PPOEffectiveSampleSize,
     PPOLossFamily,
     PPOValueClipping,
 )
@@ -112,7 +116,10 @@ CAPABILITIES: dict[str, dict[str, type]] = {
     "ppo_value_clipping": {"critic_loss_of": PPOLossFamily,
                            "critic_loss_with": PPOCriticOptions,
                            "critic_loss_masked": PPOCriticMasks,
-                           "objective_with": PPOClipRange},
+                           "objective_with": PPOClipRange,
+                           "ess_of": PPOEffectiveSampleSize,
+                           "critic_loss_value_norm": PPOCriticValueNorm,
+                           "critic_loss_composite": PPOCriticComposite},
     "prioritized_replay": {"slice_buffer": PrioritizedSlices,
                            # issue #31: the trees and the historical maximum
                            "segment_tree": PrioritizedTrees,
@@ -152,7 +159,7 @@ __all__ = [
     "AREAS", "CAPABILITIES", "COMPOSITE_EXPLORATION_TYPES", "COMPOSITE_MISCONFIGURATIONS",
     "CompositeDeclaredKeys", "CompositeEntropy", "CompositeHead", "CompositeLogProb",
     "CompositeLogProbWithSum", "CompositeLogProbs", "CompositePPOChanged", "CompositePPOStep",
-    "CriticLoss", "CriticReport", "Implementation", "PPOClipRange", "PPOCriticMasks", "PolicyObjective", "PPOCriticOptions", "PPOLossFamily",
+    "CompositeCriticReport", "CriticLoss", "CriticReport", "Implementation", "PPOClipRange", "PPOCriticComposite", "PPOCriticMasks", "PPOCriticValueNorm", "PPOEffectiveSampleSize", "PolicyObjective", "PPOCriticOptions", "PPOLossFamily",
     "PPOValueClipping", "PPO_LOSS_CLASSES", "PROTOCOLS", "PrioritizedBuffer", "PrioritizedDraw",
     "PrioritizedHistorical", "PrioritizedIndexForms", "PrioritizedReplay",
     "PrioritizedSamplerKeywords", "PrioritizedSamplerTree", "PrioritizedSlices",
