@@ -575,6 +575,7 @@ DEFECTS = (
                  "open since 2026-01-11: a multi-agent shape mismatch in ClipPPOLoss (log_weight "
                  "against advantage); another loss, another tensor, the same kind of [B, N] "
                  "against [B] meeting"),
+           )),
     Defect("loss-mask-of-another-dtype-refused", "ppo_value_clipping",
            "a 0/1 validity mask of dtype int64 or float32 at (\"collector\", \"mask\") (or "
            "loss_mask_key's entry) reaches torch.where in LossModule._reduce_loss unconverted: "
