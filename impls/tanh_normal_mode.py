@@ -273,8 +273,11 @@ class TanhNormal(_TorchRLTanhNormal):
         # Called only for an attribute the instance lacks: the first such access builds the
         # TorchRL distribution. _deferred is dropped first, so that the lookups TorchRL's own
         # constructor makes (hasattr(self, "base_dist")) fail as they do on a fresh instance,
-        # and so does any lookup on an instance never constructed (copy, unpickling).
-        kwargs = self.__dict__.pop("_deferred", None)
+        # and so does any lookup on an instance never constructed (copy, unpickling). A name the
+        # class defines lands here only when its property raised AttributeError itself (a bug in
+        # ``mode``, say): that error is not retried on a built distribution, it is raised.
+        on_class = any(name in klass.__dict__ for klass in type(self).__mro__)
+        kwargs = None if on_class else self.__dict__.pop("_deferred", None)
         if kwargs is None:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         super().__init__(self.loc, self.scale, **kwargs)
