@@ -224,9 +224,8 @@ def _affine_inside(t, low, high, dtype):
     if _is_cpu_scalar(low) and _is_cpu_scalar(high):
         # plain numbers: no 0-d tensor arithmetic (a few microseconds per op)
         lo, hi = float(low), float(high)
-        r = (hi - lo) * 0.5
-        # t is this module's own buffer: scaled in place, and not at all for (-1, 1)
-        y = (t if r == 1.0 else t.mul_(r)).add_((hi + lo) * 0.5).to(dtype)
+        # t is this module's own buffer: scaled and shifted in place
+        y = t.mul_((hi - lo) * 0.5).add_((hi + lo) * 0.5).to(dtype)
         np_type = np.float32 if dtype == torch.float32 else np.float64
         inner_lo = float(np.nextafter(np_type(lo), np_type(hi)))
         inner_hi = float(np.nextafter(np_type(hi), np_type(lo)))
