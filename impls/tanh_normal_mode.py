@@ -224,8 +224,9 @@ def _affine_inside(t, low, high, dtype):
     if _is_cpu_scalar(low) and _is_cpu_scalar(high):
         # plain numbers: no 0-d tensor arithmetic (a few microseconds per op)
         lo, hi = float(low), float(high)
-        # t is this module's own buffer: scaled and shifted in place
-        y = t.mul_((hi - lo) * 0.5).add_((hi + lo) * 0.5).to(dtype)
+        # a new tensor, not t scaled in place: half-precision outputs go on to the tensor branch
+        # below with t itself
+        y = t.mul((hi - lo) * 0.5).add_((hi + lo) * 0.5).to(dtype)
         np_type = np.float32 if dtype == torch.float32 else np.float64
         inner_lo = float(np.nextafter(np_type(lo), np_type(hi)))
         inner_hi = float(np.nextafter(np_type(hi), np_type(lo)))
