@@ -104,11 +104,17 @@ from conformance.interface.sac_done_states import (
     SACWeighted,
     SACWeightedLosses,
 )
-from conformance.interface.tanh_normal_mode import TanhNormalMode, TanhNormalScore
+from conformance.interface.tanh_normal_mode import (
+    TanhNormalCallableScale,
+    TanhNormalMode,
+    TanhNormalScore,
+)
 
 #: area -> capability method -> its protocol (checked by conformance/test_interface.py)
 CAPABILITIES: dict[str, dict[str, type]] = {
-    "tanh_normal_mode": {"sample_and_score": TanhNormalScore},
+    "tanh_normal_mode": {"sample_and_score": TanhNormalScore,
+                         # a scale given as a callable of loc (pytorch/rl#3296)
+                         "make_with_scale_fn": TanhNormalCallableScale},
     "composite_log_prob": {"ppo_step_changed": CompositePPOChanged,
                            "entropy_loss": CompositeEntropy,
                            "log_prob_with_sum": CompositeLogProbWithSum,
@@ -172,3 +178,4 @@ __all__ += ["EXAMPLE_BUFFER_KINDS", "PrioritizedBufferClasses", "PrioritizedChec
 __all__ += ["PrioritizedBufferOptions"]
 __all__ += ["SACActionSpace", "SACAutoTargetEntropy", "SACUnreduced", "SACUnreducedLosses",
             "SACWeighted", "SACWeightedLosses", "WEIGHT_NORMALISATIONS"]
+__all__ += ["TanhNormalCallableScale"]
