@@ -26,7 +26,9 @@ ORDER: tuple[Area, ...] = (
     # checked by the composite specs (entropy_loss), not by the PPO value-clipping ones
     Area(2, "composite_log_prob", "Composite distribution log-prob",
          ("impls/composite_log_prob.py", "impls/composite_entropy.py")),
-    Area(3, "sac_done_states", "SAC done-state handling", ("impls/sac_done_states.py",)),
+    Area(3, "sac_done_states", "SAC done-state handling",
+         ("impls/sac_done_states.py", "impls/sac_target_entropy.py",
+          "impls/sac_priority_weights.py")),
     Area(4, "ppo_value_clipping", "PPO value clipping", ("impls/ppo_value_clipping.py",)),
     Area(5, "prioritized_replay", "Prioritized replay max priority",
          ("impls/segment_tree.py", "impls/prioritized_replay.py", "impls/replay_checkpoint.py",

@@ -48,6 +48,10 @@ T_PRB_INDICES = "conformance/test_prioritized_replay_indices.py::"
 T_PRB_OPTIONS = "conformance/test_prioritized_replay_options.py::"
 T_PRB_SAMPLING = "conformance/test_prioritized_replay_sampling.py::"
 T_PRB_TREES = "conformance/test_prioritized_replay_trees.py::"
+T_SAC_UNREDUCED = "conformance/test_sac_done_states_unreduced.py::"
+T_SAC_WEIGHTS = "conformance/test_sac_done_states_priority_weights.py::"
+T_SAC_ENTROPY = ("conformance/test_sac_done_states_target_entropy.py::"
+                 "test_the_automatic_target_entropy_is_minus_the_action_dimensions")
 PRB_SOURCE = ("https://github.com/pytorch/rl/blob/ae9719f17b1517af5c2523a36c4616f003ee55cf/torchrl/"
               "data/replay_buffers/samplers/prioritized.py")
 SAC_MULTI = [f"{spec}[torchrl-{kind}-{layout}{skip}]"
@@ -231,7 +235,11 @@ DEFECTS = (
            "https://github.com/pytorch/rl/issues/2612", tuple(T_SAC + p for p in SAC_MULTI)
            + tuple(f"{T_SAC_FAMILY}test_more_than_two_qvalue_networks[torchrl-continuous-per_agent-"
                    f"qnets={q}-skip=True]" for q in (3, 4))
-           + tuple(T_SAC + p for p in SAC_MULTI_DONE_ALONE),
+           + tuple(T_SAC + p for p in SAC_MULTI_DONE_ALONE)
+           # issue #43: the same failure without reduction (pytorch/rl#3426)
+           + tuple(f"{T_SAC_UNREDUCED}test_unreduced_losses_are_the_per_agent_step_terms[torchrl-"
+                   f"{c}-skip=True]" for c in ("continuous-per_agent", "continuous-nested",
+                                               "discrete-nested")),
            threads=(
                T('https://github.com/pytorch/rl/issues/2612',
                  'closed 2024-11-27: point 1 says exactly this (a done with more dims than the batch breaks multi-agent masking); closed with #2613, which kept the indexing. New here: the per-agent [B, N, 1] RuntimeError and the nested agent-group IndexError on 0.14.1, for SACLoss and DiscreteSACLoss'),
@@ -502,8 +510,12 @@ DEFECTS = (
            "ClipPPOLoss(clip_value=c) under a validity mask ((\"collector\", \"mask\"), padding): "
            "the loss leaves the padding out (#4057), value_clip_fraction still counts it",
            NOT_REPORTED, "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/objectives/utils.py",
-           tuple(f"conformance/test_ppo_value_clipping_masks.py::test_padding_is_left_out_of_the_"
-                 f"value_clip_fraction[torchrl-{p}]" for p in ("padded-tail", "scattered")),
+           (*(f"conformance/test_ppo_value_clipping_masks.py::test_padding_is_left_out_of_the_"
+              f"value_clip_fraction[torchrl-{p}]" for p in ("padded-tail", "scattered")),
+            # issue #43's mask edges: one valid step, both of TorchRL's masks, a uint8 mask
+            *(f"conformance/test_ppo_value_clipping_masks.py::{s}" for s in (
+                "test_a_single_valid_step[torchrl]", "test_both_of_torchrls_masks_are_anded[torchrl]",
+                "test_a_numeric_mask_is_read_as_its_truth_value[torchrl-uint8]"))),
            threads=(
                T("https://github.com/pytorch/rl/pull/4057",
                  "merged 2026-08-07: the losses' reductions honour (\"collector\", \"mask\") and "
@@ -512,6 +524,140 @@ DEFECTS = (
                  "every position. New here: the value clip fraction's numbers"),
                T("https://github.com/pytorch/rl/pull/2021",
                  "merged 2024-03-18: fixed clip_fraction in the PO losses; before masks existed"),
+           )),
+    # ---- issue #43: SAC's automatic target entropy (pytorch/rl#3291/#3292, #3312)
+    Defect("sac-auto-target-entropy-counts-agents", "sac_done_states",
+           "SACLoss(target_entropy=\"auto\") with the action spec on a multi-agent actor only: "
+           "the agents count as action dimensions (-N * dim(A)), the actor's merged spec having "
+           "lost the agent group's shape", NOT_REPORTED, "https://github.com/pytorch/rl/pull/1494",
+           (f"{T_SAC_ENTROPY}[torchrl-agents=3-A=2-spec-on-actor]",),
+           threads=(
+               T("https://github.com/pytorch/rl/pull/1494",
+                 "merged 2023-09-07: subtracts the agent group's shape from the action's; it "
+                 "relies on the spec keeping that shape, which the spec given to the loss does "
+                 "and the actor's merged spec (ProbabilisticActor) does not. New here: -6 "
+                 "instead of -2 for 3 agents of dim 2 when no action_spec is given"),
+               T("https://github.com/pytorch/rl/issues/3291",
+                 "closed 2026-01-07 (#3292): the -1 of a plain action; not about agents"),
+           )),
+    Defect("sac-composite-actor-several-heads", "sac_done_states",
+           "SACLoss with a composite actor of several heads: not built (per-head log-probs: "
+           "TypeError, the action key is a list) or target_entropy=\"auto\" counts the first "
+           "head only (summed log-probs)", NOT_REPORTED, "https://github.com/pytorch/rl/pull/3312",
+           tuple(f"{T_SAC_ENTROPY}[torchrl-composite-two-heads{s}]"
+                 for s in ("", "-spec-on-actor", "-summed-log-prob")),
+           threads=(
+               T("https://github.com/pytorch/rl/pull/3312",
+                 "merged 2026-01-08: sums the leaves of a composite action spec, reached only "
+                 "when the loss's action key names the composite; its tests use one head. New "
+                 "here: with two heads the key is the list of the heads' keys (the constructor "
+                 "raises) or the first head's (one head counted)"),
+               T("https://github.com/pytorch/rl/pull/2447",
+                 "merged 2024-10-11: SAC with composite distributions; the description leaves "
+                 "discrete SAC aside, nothing on several continuous heads"),
+           )),
+    # ---- issue #43: SAC losses with a prioritized sampler's weights (pytorch/rl#3235)
+    Defect("sac-priority-weights-multi-agent", "sac_done_states",
+           "SACLoss/DiscreteSACLoss on a multi-agent batch with the prioritized sampler's "
+           "weights (one per row, [B]): the losses of one term per agent ([B, N]) raise "
+           "(ValueError for mean, RuntimeError for none) instead of weighting each row's agents",
+           NOT_REPORTED, "https://github.com/pytorch/rl/pull/3235",
+           tuple(f"{T_SAC_WEIGHTS}{spec}[torchrl-{kind}-{layout}]"
+                 for spec in ("test_unreduced_losses_carry_their_rows_weight",
+                              "test_the_reduced_loss_is_the_weighted_mean")
+                 for kind in ("continuous", "discrete") for layout in ("per_agent", "nested")),
+           threads=(
+               T("https://github.com/pytorch/rl/pull/3235",
+                 "merged 2025-11-15: the losses read \"priority_weight\" and reduce with it "
+                 "(_reduce: sum(w * loss) / sum(w)); its tests are single-agent. New here: "
+                 "per-agent losses [B, N] and the sampler's [B] weights do not meet"),
+               T("https://github.com/pytorch/rl/issues/3316",
+                 "open since 2026-01-11: a multi-agent shape mismatch in ClipPPOLoss (log_weight "
+                 "against advantage); another loss, another tensor, the same kind of [B, N] "
+                 "against [B] meeting"),
+           )),
+    Defect("loss-mask-of-another-dtype-refused", "ppo_value_clipping",
+           "a 0/1 validity mask of dtype int64 or float32 at (\"collector\", \"mask\") (or "
+           "loss_mask_key's entry) reaches torch.where in LossModule._reduce_loss unconverted: "
+           "\"where expected condition to be a boolean tensor\", naming neither the mask nor "
+           "its key", NOT_REPORTED,
+           "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/objectives/common.py",
+           tuple(f"conformance/test_ppo_value_clipping_masks.py::test_a_numeric_mask_is_read_as_"
+                 f"its_truth_value[torchrl-{d}]" for d in ("int64", "float32")),
+           kind="feature-gap",
+           documentation=(
+               "AUTO_LOSS_MASK_KEYS (torchrl/objectives/common.py): (False \"marks duplicated "
+               "padding steps\"); loss_mask_key: \"Which input entry marks the positions that "
+               "contribute to the loss\" (no dtype named). The masks TorchRL writes are bool; a "
+               "mask a user writes "
+               "under loss_mask_key, or stores as 0/1 numbers, is refused by torch's message, "
+               "which names neither the mask nor its key (uint8 passes, with torch's deprecation "
+               "warning)"),
+           threads=(
+               T("https://github.com/pytorch/rl/pull/4057",
+                 "merged 2026-08-07: the reductions read the masks (and expand a trailing "
+                 "singleton); nothing on their dtype. New here: a 0/1 mask of int64 or float32"),
+               T("https://github.com/pytorch/rl/issues/3866",
+                 "closed 2026-08-07 (RFC, mask-aware reduction): calls ('collector', 'mask') "
+                 "\"a boolean key\"; nothing on other dtypes"),
+           )),
+    Defect("mappo-value-norm-counts-padding", "ppo_value_clipping",
+           "MAPPOLoss/IPPOLoss(value_norm=...) under a validity mask ((\"collector\", \"mask\"), "
+           "padding): _critic_loss_inputs folds every target into the normaliser, the padding's "
+           "included, so the valid positions are normalised by statistics of arbitrary values",
+           NOT_REPORTED,
+           "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/objectives/multiagent/mappo.py",
+           tuple(f"conformance/test_ppo_value_clipping_value_norm.py::test_padding_is_left_out_"
+                 f"of_the_normaliser[torchrl-{c}-{n}-" for c in ("MAPPOLoss", "IPPOLoss")
+                 for n in ("running", "popart")),
+           threads=(
+               T("https://github.com/pytorch/rl/pull/3748",
+                 "merged 2026-05-19: MAPPOLoss/IPPOLoss and ValueNorm; value_norm.update(target_"
+                 "return) on every row. New here: under a mask the padding's targets reach the "
+                 "statistics"),
+               T("https://github.com/pytorch/rl/pull/4127",
+                 "merged 2026-08-18: advantage_norm, whose update drops the rows the masks mark "
+                 "invalid (_valid_value_target_rows: \"Padding or boundary-crossing rows would "
+                 "otherwise pollute running value statistics\"); value_norm was left as it was"),
+               T("https://github.com/pytorch/rl/pull/4057",
+                 "merged 2026-08-07: the losses' reductions honour (\"collector\", \"mask\"); "
+                 "the normaliser's update is no reduction"),
+           )),
+    Defect("ppo-composite-critic-clips-against-its-own-prediction", "ppo_value_clipping",
+           "ClipPPOLoss(clip_value=c) with a composite value network (#3031): loss_critic reads "
+           "the stored predictions (a sub-tensordict of the batch), then the critic writes its "
+           "new predictions into that same sub-tensordict, so the new prediction is clipped "
+           "around itself: no clipping, value_clip_fraction 0",
+           NOT_REPORTED, "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/objectives/ppo.py",
+           tuple(f"conformance/test_ppo_value_clipping_composite.py::test_each_head_is_clipped_against_its_stored_prediction[torchrl-heads={h}]"
+                 for h in ("reward", "reward,cost", "a,b,c")),
+           threads=(
+               T("https://github.com/pytorch/rl/pull/3031",
+                 "merged 2025-07-02 (torchrl 0.9.2 and 0.10; the stored copy of the thread still says "
+                 "open): composite value networks in ClipPPOLoss; its test calls loss_critic "
+                 "with a critic that returns the stored values (zeros), so the overwrite cannot "
+                 "show. New here: the stored predictions are overwritten before the clip"),
+               T("https://github.com/pytorch/rl/pull/2005",
+                 "merged 2024-03: value clipping; plain tensors, where reading then writing "
+                 "the entry keeps the stored tensor"),
+           )),
+    Defect("ppo-composite-critic-loss-not-reduced", "ppo_value_clipping",
+           "ClipPPOLoss with a composite value network (#3031): forward reduces the outputs whose "
+           "own name starts with 'loss_' (named_apply on leaf names), so the heads nested under "
+           "loss_critic come back as one loss per sample, and a training loop's sum of the "
+           "losses is a tensordict, not a scalar to backpropagate",
+           NOT_REPORTED, "https://github.com/pytorch/rl/blob/v0.14.1/torchrl/objectives/ppo.py",
+           tuple(f"conformance/test_ppo_value_clipping_composite.py::test_each_heads_loss_is_reduced[torchrl-heads={h}]"
+                 for h in ("reward", "reward,cost", "a,b,c")),
+           threads=(
+               T("https://github.com/pytorch/rl/pull/3031",
+                 "merged 2025-07-02: its test reads loss_critic(td) (per sample by design), not "
+                 "forward's output. New here: forward leaves the composite critic loss unreduced"),
+               T("https://github.com/pytorch/rl/pull/1890",
+                 "open since 2024-02: the reduction parameter of the on-policy losses (td_out."
+                 "apply(_reduce) over every entry); before composite critics"),
+               T("https://github.com/pytorch/tensordict/pull/641",
+                 "merged: named_apply(nested_keys=True), which would give the nested names"),
            )),
     # ---- issue #43: the cause of the CUDA sampler's failures on the H200 (reports/gpu)
     Defect("prb-cuda-device-spelling-resets-trees", "prioritized_replay",

@@ -17,6 +17,8 @@ _EXPORTS = {
     "PPOLoss": "impls.ppo_value_clipping",
     "KLPENPPOLoss": "impls.ppo_value_clipping",
     "A2CLoss": "impls.ppo_value_clipping",
+    "MAPPOLoss": "impls.ppo_value_clipping",
+    "IPPOLoss": "impls.ppo_value_clipping",
     "clipped_value_loss": "impls.ppo_value_clipping",
     "CompositeDistribution": "impls.composite_log_prob",
     "ProbabilisticActor": "impls.composite_log_prob",

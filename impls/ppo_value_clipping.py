@@ -26,11 +26,14 @@ import math
 import numbers
 
 import torch
-from tensordict import TensorDict
+from tensordict import TensorDict, is_tensor_collection
+from tensordict.nn import dispatch
 from torchrl.objectives import A2CLoss as _TorchRLA2CLoss
 from torchrl.objectives import ClipPPOLoss as _TorchRLClipPPOLoss
 from torchrl.objectives import KLPENPPOLoss as _TorchRLKLPENPPOLoss
 from torchrl.objectives import PPOLoss as _TorchRLPPOLoss
+from torchrl.objectives.multiagent import IPPOLoss as _TorchRLIPPOLoss
+from torchrl.objectives.multiagent import MAPPOLoss as _TorchRLMAPPOLoss
 from torchrl.objectives.utils import distance_loss
 
 from impls.composite_entropy import PerHeadEntropy
@@ -105,6 +108,19 @@ class ClipPPOLoss(PerHeadEntropy, _TorchRLClipPPOLoss):
     def __init__(self, *args, clip_value=None, **kwargs):
         super().__init__(*args, clip_value=validate_clip_value(clip_value), **kwargs)
 
+    @dispatch
+    def forward(self, tensordict):
+        """TorchRL's forward, with a composite critic's ``loss_critic`` reduced as every loss
+        term is (TorchRL reduces the entries whose own name starts with ``loss_``: the heads
+        of a composite critic, ``("loss_critic", head)``, came back unreduced, one loss per
+        sample, and a training loop's sum of the losses is no scalar to backpropagate)."""
+        out = super().forward(tensordict)
+        critic = out.get("loss_critic", None)
+        if is_tensor_collection(critic):
+            out.set("loss_critic", critic.apply(
+                lambda loss: self._reduce_loss(loss, tensordict).squeeze(-1), batch_size=[]))
+        return out
+
     def loss_critic(self, tensordict):
         if self.separate_losses:
             tensordict = tensordict.detach()
@@ -117,6 +133,10 @@ class ClipPPOLoss(PerHeadEntropy, _TorchRLClipPPOLoss):
                            f"the value target, written by an advantage module (GAE, "
                            f"TD(lambda), ...) before the loss runs")
         old_value = tensordict.get(keys.value) if self.clip_value else None
+        if is_tensor_collection(old_value):
+            # a composite critic writes its predictions into this very tensordict: the stored
+            # ones must be kept apart (TorchRL clips against the new predictions themselves)
+            old_value = old_value.copy()
         if self.clip_value and old_value is None:
             raise KeyError(f"clip_value is set to {self.clip_value}, but the key {keys.value} "
                            f"was not found in the input tensordict. Make sure that the "
@@ -127,12 +147,13 @@ class ClipPPOLoss(PerHeadEntropy, _TorchRLClipPPOLoss):
             raise KeyError(f"the key {keys.value} was not found in the critic output "
                            f"tensordict. Make sure that the 'value_key' passed to PPO is "
                            f"accurate.")
-        target_return, value, old_value = self._critic_loss_inputs(target_return, value, old_value)
+        valid = self._valid_positions(tensordict, value)
+        target_return, value, old_value = self._masked_critic_loss_inputs(
+            target_return, value, old_value, valid)
         clip_fraction = None
         if self.clip_value:
             loss, clip_fraction = clipped_value_loss(
-                value, old_value, target_return, self.clip_value, self.loss_critic_type,
-                self._valid_positions(tensordict, value)
+                value, old_value, target_return, self.clip_value, self.loss_critic_type, valid
             )
         else:
             loss = distance_loss(target_return, value, self.loss_critic_type)
@@ -141,10 +162,38 @@ class ClipPPOLoss(PerHeadEntropy, _TorchRLClipPPOLoss):
             loss = self.critic_coeff * loss
         return loss, clip_fraction, reported
 
+    def _masked_critic_loss_inputs(self, target_return, value, old_value, valid):
+        """TorchRL's hook ``_critic_loss_inputs`` (the identity here; the multi-agent losses'
+        value normalisation), told which positions are valid (None: all)."""
+        return self._critic_loss_inputs(target_return, value, old_value)
+
+    def _reduce_loss(self, loss, tensordict):
+        # TorchRL hands the masks it finds to torch.where, which refuses a 0/1 mask of any
+        # dtype but bool and uint8 ("expected condition to be a boolean tensor"): here a mask
+        # is read as its truth value, as _valid_positions reads it for the clip fraction.
+        # PPO's forward is the only caller, with these two arguments
+        return super()._reduce_loss(loss, self._bool_masks(tensordict))
+
+    def _bool_masks(self, tensordict):
+        """``tensordict``, or a shallow copy of it whose validity masks of another dtype than
+        bool are replaced by their truth values."""
+        numeric = {}
+        for key in self._loss_mask_keys():
+            found = tensordict.get(key, None)
+            if found is not None and found.dtype != torch.bool:
+                numeric[key] = found != 0
+        if not numeric:
+            return tensordict
+        tensordict = tensordict.copy()
+        for key, mask in numeric.items():
+            tensordict.set(key, mask)
+        return tensordict
+
     def _valid_positions(self, tensordict, like: torch.Tensor) -> torch.Tensor | None:
         """The positions the loss's reductions keep (TorchRL's validity masks, read as its
-        ``_reduce_loss`` reads them: ``loss_mask_key``, ANDed), shaped like ``like``; None
-        when the batch carries none. The clip fraction is then counted over them too."""
+        ``_reduce_loss`` reads them: ``loss_mask_key``, ANDed, a mask of another dtype read
+        as its truth value), shaped like ``like``; None when the batch carries none. The clip
+        fraction is then counted over them too."""
         mask = None
         for key in self._loss_mask_keys():
             found = tensordict.get(key, None)
@@ -188,3 +237,27 @@ class KLPENPPOLoss(_ValidatedClipValue, _TorchRLKLPENPPOLoss):
 
 class A2CLoss(_ValidatedClipValue, _TorchRLA2CLoss):
     """Drop-in for ``torchrl.objectives.A2CLoss`` (torchrl 0.14), ``clip_value`` validated."""
+
+
+class MAPPOLoss(_TorchRLMAPPOLoss, ClipPPOLoss):
+    """Drop-in for ``torchrl.objectives.multiagent.MAPPOLoss`` (torchrl 0.14): TorchRL's value
+    normalisation (``value_norm``: target, prediction and stored prediction normalised before
+    the distance, the clip radius applied in normalised space) on the reference's
+    ``ClipPPOLoss`` (validated ``clip_value``, its masks). Under a validity mask the
+    normaliser's statistics take the valid targets only (TorchRL folds the padding's in: its
+    own ``advantage_norm`` drops those rows, ``_valid_value_target_rows``)."""
+
+    def _masked_critic_loss_inputs(self, target_return, value, old_value, valid):
+        norm = self.value_norm
+        if norm is None or valid is None:
+            return self._critic_loss_inputs(target_return, value, old_value)
+        target_return = target_return.detach()
+        if valid.any():  # a batch of padding alone leaves the statistics as they were
+            norm.update(target_return[valid].reshape(-1, *norm.shape))
+        return (norm.normalize(target_return), norm.normalize(value),
+                None if old_value is None else norm.normalize(old_value))
+
+
+class IPPOLoss(_TorchRLIPPOLoss, MAPPOLoss):
+    """Drop-in for ``torchrl.objectives.multiagent.IPPOLoss`` (torchrl 0.14), as
+    :class:`MAPPOLoss`."""

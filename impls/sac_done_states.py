@@ -27,6 +27,11 @@ zero actions or zero values (pytorch/rl#2590, #2612, #2613). Here, instead:
 The caller's tensordict is never written to, except for the priority (``td_error``) that
 TorchRL's losses write for prioritized replay buffers.
 
+``SACLoss``'s automatic target entropy is ``impls/sac_target_entropy.py``'s; both losses give
+a prioritized sampler's per-row weight to every agent-step of the row
+(``impls/sac_priority_weights.py``). With
+``reduction="none"`` both losses keep upstream's per-sample outputs (pytorch/rl#3426).
+
 Discrete SAC computes ``sum_a p log p`` with ``xlogy`` in both modes (exact, and 0 where an
 action has probability 0), so the two modes also agree when a probability underflows.
 """
@@ -39,6 +44,9 @@ from torchrl.envs.utils import ExplorationType, set_exploration_type
 from torchrl.objectives import DiscreteSACLoss as _TorchRLDiscreteSACLoss
 from torchrl.objectives import SACLoss as _TorchRLSACLoss
 from torchrl.objectives.sac import compute_rsample_log_prob
+
+from impls.sac_priority_weights import RowWeights
+from impls.sac_target_entropy import AutoTargetEntropy
 
 
 def align_mask(mask: torch.Tensor, shape: torch.Size) -> torch.Tensor:
@@ -96,9 +104,11 @@ class _SkipTerminal:
         return self.value_estimator.value_estimate(tensordict).squeeze(-1)
 
 
-class SACLoss(_SkipTerminal, _TorchRLSACLoss):
+class SACLoss(_SkipTerminal, RowWeights, AutoTargetEntropy, _TorchRLSACLoss):
     """Drop-in for ``torchrl.objectives.SACLoss`` (torchrl 0.14) with a ``skip_done_states``
-    that skips terminated next states only, in any done layout, without reaching the networks."""
+    that skips terminated next states only, in any done layout, without reaching the networks,
+    and a ``target_entropy="auto"`` that counts every head and no agent
+    (``impls/sac_target_entropy.py``)."""
 
     def _compute_target_v2(self, tensordict: TensorDictBase) -> torch.Tensor:
         tensordict = tensordict.clone(False)
@@ -119,7 +129,7 @@ class SACLoss(_SkipTerminal, _TorchRLSACLoss):
             return self._bootstrap(tensordict, next_value, mask)
 
 
-class DiscreteSACLoss(_SkipTerminal, _TorchRLDiscreteSACLoss):
+class DiscreteSACLoss(_SkipTerminal, RowWeights, _TorchRLDiscreteSACLoss):
     """Drop-in for ``torchrl.objectives.DiscreteSACLoss`` (torchrl 0.14), fixed as ``SACLoss``."""
 
     # TorchRL declares this list on its class and tensordict turns it into a property when

@@ -95,8 +95,10 @@ def _payload(sources: list[Source], title: str) -> dict:
             "messages": notes,
         })
     areas = sorted({area_of(k) for k in specs}, key=area_order)
+    # each spec file's row (area_of), so that the page's filter groups exactly as the heat map
+    files = {k.split("::", 1)[0]: area_of(k) for k in specs}
     return {"title": title, "specs": specs, "areas": [[a, area_title(a)] for a in areas],
-            "columns": columns, "messages": list(messages), "text": TEXT}
+            "files": files, "columns": columns, "messages": list(messages), "text": TEXT}
 
 
 def _counts(sources: list[Source]) -> dict[tuple[str, str], tuple[int, int, int, int]]:

@@ -58,12 +58,16 @@ from conformance.interface.composite_log_prob import (
 )
 from conformance.interface.ppo_value_clipping import (
     PPO_LOSS_CLASSES,
+    CompositeCriticReport,
     CriticLoss,
     CriticReport,
     PolicyObjective,
     PPOClipRange,
+    PPOCriticComposite,
     PPOCriticMasks,
     PPOCriticOptions,
+    PPOCriticValueNorm,
+    PPOEffectiveSampleSize,
     PPOLossFamily,
     PPOValueClipping,
 )
@@ -86,18 +90,31 @@ from conformance.interface.prioritized_replay import (
 )
 from conformance.interface.sac_done_states import (
     SAC_LAYOUTS,
+    WEIGHT_NORMALISATIONS,
+    SACActionSpace,
+    SACAutoTargetEntropy,
     SACBatch,
     SACCallerBatch,
     SACDoneStates,
     SACHeldBatch,
     SACNetworks,
     SACOutcome,
+    SACUnreduced,
+    SACUnreducedLosses,
+    SACWeighted,
+    SACWeightedLosses,
 )
-from conformance.interface.tanh_normal_mode import TanhNormalMode, TanhNormalScore
+from conformance.interface.tanh_normal_mode import (
+    TanhNormalCallableScale,
+    TanhNormalMode,
+    TanhNormalScore,
+)
 
 #: area -> capability method -> its protocol (checked by conformance/test_interface.py)
 CAPABILITIES: dict[str, dict[str, type]] = {
-    "tanh_normal_mode": {"sample_and_score": TanhNormalScore},
+    "tanh_normal_mode": {"sample_and_score": TanhNormalScore,
+                         # a scale given as a callable of loc (pytorch/rl#3296)
+                         "make_with_scale_fn": TanhNormalCallableScale},
     "composite_log_prob": {"ppo_step_changed": CompositePPOChanged,
                            "entropy_loss": CompositeEntropy,
                            "log_prob_with_sum": CompositeLogProbWithSum,
@@ -105,7 +122,10 @@ CAPABILITIES: dict[str, dict[str, type]] = {
     "ppo_value_clipping": {"critic_loss_of": PPOLossFamily,
                            "critic_loss_with": PPOCriticOptions,
                            "critic_loss_masked": PPOCriticMasks,
-                           "objective_with": PPOClipRange},
+                           "objective_with": PPOClipRange,
+                           "ess_of": PPOEffectiveSampleSize,
+                           "critic_loss_value_norm": PPOCriticValueNorm,
+                           "critic_loss_composite": PPOCriticComposite},
     "prioritized_replay": {"slice_buffer": PrioritizedSlices,
                            # issue #31: the trees and the historical maximum
                            "segment_tree": PrioritizedTrees,
@@ -121,7 +141,13 @@ CAPABILITIES: dict[str, dict[str, type]] = {
                            "option_buffer": PrioritizedBufferOptions,
                            # update_priority / mark_update with the inputs as given
                            "update_as_given": PrioritizedIndexForms},
-    "sac_done_states": {"batch_around_loss": SACCallerBatch},
+    "sac_done_states": {"batch_around_loss": SACCallerBatch,
+                        # issue #43: losses per agent-step (pytorch/rl#3426), and the
+                        # automatic target entropy (pytorch/rl#3292, #3312)
+                        "losses_unreduced": SACUnreducedLosses,
+                        "auto_target_entropy": SACAutoTargetEntropy,
+                        # issue #43: a batch with importance weights (pytorch/rl#3235)
+                        "losses_weighted": SACWeightedLosses},
 }
 
 #: area name -> the protocol its attribute must satisfy (checked by conformance/test_interface.py)
@@ -139,7 +165,7 @@ __all__ = [
     "AREAS", "CAPABILITIES", "COMPOSITE_EXPLORATION_TYPES", "COMPOSITE_MISCONFIGURATIONS",
     "CompositeDeclaredKeys", "CompositeEntropy", "CompositeHead", "CompositeLogProb",
     "CompositeLogProbWithSum", "CompositeLogProbs", "CompositePPOChanged", "CompositePPOStep",
-    "CriticLoss", "CriticReport", "Implementation", "PPOClipRange", "PPOCriticMasks", "PolicyObjective", "PPOCriticOptions", "PPOLossFamily",
+    "CompositeCriticReport", "CriticLoss", "CriticReport", "Implementation", "PPOClipRange", "PPOCriticComposite", "PPOCriticMasks", "PPOCriticValueNorm", "PPOEffectiveSampleSize", "PolicyObjective", "PPOCriticOptions", "PPOLossFamily",
     "PPOValueClipping", "PPO_LOSS_CLASSES", "PROTOCOLS", "PrioritizedBuffer", "PrioritizedDraw",
     "PrioritizedHistorical", "PrioritizedIndexForms", "PrioritizedReplay",
     "PrioritizedSamplerKeywords", "PrioritizedSamplerTree", "PrioritizedSlices",
@@ -150,3 +176,6 @@ __all__ = [
 __all__ += ["EXAMPLE_BUFFER_KINDS", "PrioritizedBufferClasses", "PrioritizedCheckpoints",
             "SAMPLER_BUFFER_KINDS"]
 __all__ += ["PrioritizedBufferOptions"]
+__all__ += ["SACActionSpace", "SACAutoTargetEntropy", "SACUnreduced", "SACUnreducedLosses",
+            "SACWeighted", "SACWeightedLosses", "WEIGHT_NORMALISATIONS"]
+__all__ += ["TanhNormalCallableScale"]

@@ -135,13 +135,17 @@ class PPOCriticMasks(Protocol):
         clip_value: float,
         critic_coeff: float,
         valid: torch.Tensor,
+        shifted_valid: torch.Tensor | None = None,
     ) -> CriticReport:
         """The squared-error critic loss of ``ClipPPOLoss`` on a batch [B, 1] (as
         :meth:`PPOCriticOptions.critic_loss_with`) that carries TorchRL's trajectory mask:
-        ``valid`` [B, 1] (bool) at ``("collector", "mask")``, as ``SliceSampler(pad_output=True)``
+        ``valid`` [B, 1] at ``("collector", "mask")``, as ``SliceSampler(pad_output=True)``
         writes it, False on padding (whose observation, old value and return are arbitrary
-        finite numbers). The loss, its gradient and the value clip fraction are those of the
-        valid positions alone."""
+        finite numbers); bool, or a 0/1 tensor of another dtype, set in the batch as given.
+        ``shifted_valid``: None, or a second mask [B, 1] (bool) set at ``"shifted_valid"``, where
+        TorchRL's value estimators write it; a position is valid when both masks say so. The
+        loss, its gradient and the value clip fraction are those of the valid positions
+        alone."""
         ...
 
 
@@ -171,4 +175,92 @@ class PPOClipRange(Protocol):
         batch [B, 1] whose log-ratio ``log pi_new(a) - log pi_old(a)`` is ``log_weight`` and whose
         advantage is ``advantage`` (not normalised; no entropy bonus). A tuple is the
         asymmetric range ``(low, high)``: ratios are clipped to ``[1 - low, 1 + high]``."""
+        ...
+
+
+class PPOEffectiveSampleSize(Protocol):
+    """§4's policy diagnostics: the effective sample size ``ClipPPOLoss`` logs as ``"ESS"``."""
+
+    def ess_of(self, *, log_weight: torch.Tensor) -> torch.Tensor | None:
+        """The ``"ESS"`` output of ``ClipPPOLoss`` (as its forward reports it, not reduced
+        further) on a batch of ``B = log_weight.shape[0]`` samples whose log-ratio
+        ``log pi_new - log pi_old`` is ``log_weight`` [B, *F], one ratio per element: the
+        policy's log-probability is not summed over the F dimensions (a factorised policy,
+        or tokens of an action chunk); advantage 1, no entropy bonus, no critic. None when
+        the loss reports no ESS."""
+        ...
+
+
+#: the multi-agent PPO losses that take a value normaliser (TorchRL >= 0.13)
+VALUE_NORM_LOSS_CLASSES = ("MAPPOLoss", "IPPOLoss")
+#: the value normalisers, by the names the specs use: TorchRL's RunningValueNorm and
+#: PopArtValueNorm, built with shape=1 and their defaults
+VALUE_NORMS = ("running", "popart")
+
+
+class PPOCriticValueNorm(Protocol):
+    """§4 with a value normaliser: the clipped critic loss of the multi-agent PPO losses."""
+
+    def critic_loss_value_norm(
+        self,
+        *,
+        loss_class: str,
+        norm: str,
+        warmup: torch.Tensor | None,
+        value_net: torch.nn.Module,
+        observation: torch.Tensor,
+        old_value: torch.Tensor,
+        returns: torch.Tensor,
+        clip_value: float,
+        critic_coeff: float,
+        valid: torch.Tensor | None = None,
+    ) -> CriticReport:
+        """The squared-error critic loss of ``loss_class`` (one of VALUE_NORM_LOSS_CLASSES)
+        built with ``clip_value`` (None: no clipping) and ``value_norm=`` a fresh normaliser ``norm`` (one of
+        VALUE_NORMS), on a batch [B, 1] as :meth:`PPOCriticOptions.critic_loss_with` (the
+        value network predicts on the returns' scale); ``warmup``: None, or value targets
+        [N, 1] the caller folds into the normaliser (``value_norm.update(warmup)``) before the
+        loss runs once. The loss is the one of the normalised values (target, prediction and
+        stored prediction normalised with the statistics that include this batch's targets).
+        ``valid``: None, or TorchRL's trajectory mask [B, 1] (bool) set at
+        ``("collector", "mask")`` as in :meth:`PPOCriticMasks.critic_loss_masked`: the padding
+        is left out of the loss, the clip fraction and the normaliser's statistics."""
+        ...
+
+
+@dataclass
+class CompositeCriticReport:
+    """What a PPO loss reports for the critic of a composite value network.
+
+    loss: the ``loss_critic`` output as the loss's forward returns it: one tensor per value
+        head (a mapping head -> tensor, still attached to the value network's graph), or one
+        tensor when the loss returns a single one.
+    value_clip_fraction: the reported share of clipped predictions per head (head -> float),
+        one float for all heads, or None when none is reported.
+    """
+
+    loss: dict | torch.Tensor
+    value_clip_fraction: dict | float | None
+
+
+class PPOCriticComposite(Protocol):
+    """§4 with a composite value network: one value head per entry (pytorch/rl#3031)."""
+
+    def critic_loss_composite(
+        self,
+        *,
+        value_net: torch.nn.Module,
+        heads: tuple[str, ...],
+        observation: torch.Tensor,
+        old_value: dict,
+        returns: dict,
+        clip_value: float,
+        critic_coeff: float,
+    ) -> CompositeCriticReport:
+        """The squared-error critic loss of ``ClipPPOLoss(clip_value=...)`` (one forward, as a
+        training loop calls it) whose critic writes one value per head: ``value_net`` maps
+        ``observation`` [B, K] to a tuple of K predictions [B, 1], written at
+        ``("state_value", head)`` for ``head`` in ``heads``; ``old_value`` and ``returns`` map
+        each head to its [B, 1] stored prediction and value target (a composite
+        ``"state_value"`` and ``"value_target"`` in the batch)."""
         ...

@@ -143,3 +143,125 @@ class SACCallerBatch(Protocol):
     ) -> SACHeldBatch:
         """Build and evaluate the loss exactly as ``SACDoneStates.loss`` does, on a batch the
         caller keeps, and return that batch's entries before and after the call."""
+
+
+@dataclass
+class SACUnreduced:
+    """What a SAC loss built without reduction reports (issue #43, pytorch/rl#3426).
+
+    losses: ``loss_actor``, ``loss_qvalue``, ``loss_alpha``, each as the loss returned them
+        (detached): one value per agent-step, so of shape [B] (layout "single") or [B, N]
+        ("per_agent", "nested").
+    batch_shape: the batch shape of the container the losses come in (TorchRL: the output
+        TensorDict's ``batch_size``), or None when they come in no container with a batch shape
+        (a dict).
+    scalars: the other values reported beside the losses, by name, as returned (TorchRL:
+        ``alpha`` and ``entropy``, which 0.14 leaves out of an unreduced output unless asked
+        for as non-tensor data); a value not reported is absent.
+    """
+
+    losses: dict[str, torch.Tensor]
+    batch_shape: tuple[int, ...] | None
+    scalars: dict[str, torch.Tensor]
+
+
+class SACUnreducedLosses(Protocol):
+    """§3 without reduction: the SAC losses per agent-step."""
+
+    def losses_unreduced(
+        self,
+        *,
+        networks: SACNetworks,
+        batch: SACBatch,
+        skip_done_states: bool | None,
+        alpha: float,
+        gamma: float,
+        target_entropy: float,
+    ) -> SACUnreduced:
+        """Build and evaluate the loss as ``SACDoneStates.loss`` does, but with no reduction
+        (TorchRL: ``reduction="none"``), asking for the scalar outputs (``alpha``, ``entropy``)
+        beside the losses where the loss can report them (TorchRL 0.14:
+        ``scalar_output_mode="non_tensor"``). The losses are the terms of
+        ``SACDoneStates.loss``'s means, one per agent-step."""
+        ...
+
+
+@dataclass
+class SACActionSpace:
+    """The action space a continuous SAC loss is told about, for its automatic target entropy.
+
+    heads: each head's event shape (one agent's action), e.g. ``{"action": (2,)}``; every head
+        is a box [-1, 1] drawn from a tanh-squashed Normal.
+    composite: False: one head, a plain action (TorchRL: a ``Bounded`` spec at ``"action"``);
+        True: the heads are drawn together as one composite action (TorchRL: a ``Composite``
+        spec ``{"action": {head: Bounded}}`` and a ``CompositeDistribution`` actor).
+    agents: None, or the number of agents N of a multi-agent group: the action lives at
+        ``("agents", "action")`` of a group of batch shape (N,), the spec's shape (N, *event).
+    given_to: where the action's spec is handed over: ``"loss"`` (TorchRL: the loss's
+        ``action_spec`` argument) or ``"actor"`` (TorchRL: the actor's ``spec``, which the
+        loss reads when it is given none).
+    summed_log_prob: for a composite action, the actor reports one log-probability, the sum
+        over the heads (TorchRL: built under tensordict's ``set_composite_lp_aggregate(True)``,
+        how ``SACLoss`` scores a composite draw), instead of one per head (the default).
+    """
+
+    heads: dict[str, tuple[int, ...]]
+    composite: bool = False
+    agents: int | None = None
+    given_to: str = "loss"
+    summed_log_prob: bool = False
+
+
+class SACAutoTargetEntropy(Protocol):
+    """§3 target entropy left to the loss: SAC's automatic target entropy."""
+
+    def auto_target_entropy(self, *, action_space: SACActionSpace) -> float:
+        """Build a continuous SAC loss whose target entropy is left to its automatic rule
+        (TorchRL: ``target_entropy="auto"``, the default) for an actor of this action space,
+        and return the target entropy the loss's temperature loss uses (TorchRL: the
+        ``target_entropy`` the loss holds once built)."""
+        ...
+
+
+#: how a weighted mean is normalised (``SACWeighted.normalisation``), over the M agent-steps of
+#: the batch with w_i the weight of agent-step i's row and t_i its term: "weights":
+#: sum_i w_i t_i / sum_i w_i (a weighted average; TorchRL's ``_reduce``); "count":
+#: sum_i w_i t_i / M (Schaul et al. 2016's update, weights already scaled by 1 / max w)
+WEIGHT_NORMALISATIONS = ("weights", "count")
+
+
+@dataclass
+class SACWeighted:
+    """What a SAC loss gives on a batch carrying importance weights (pytorch/rl#3235).
+
+    losses: ``loss_actor``, ``loss_qvalue``, ``loss_alpha`` (detached): scalars for reduction
+        "mean", one value per agent-step ([B] or [B, N]) for "none".
+    normalisation: one of ``WEIGHT_NORMALISATIONS``: how the implementation normalises its
+        weighted mean (a documented constant of the library, as §4's critic coefficient).
+    """
+
+    losses: dict[str, torch.Tensor]
+    normalisation: str
+
+
+class SACWeightedLosses(Protocol):
+    """§3 with importance weights: the SAC losses of a batch drawn by a prioritized sampler."""
+
+    def losses_weighted(
+        self,
+        *,
+        networks: SACNetworks,
+        batch: SACBatch,
+        alpha: float,
+        gamma: float,
+        target_entropy: float,
+        weights: torch.Tensor,
+        reduction: str,
+    ) -> SACWeighted:
+        """Build the loss as ``SACDoneStates.loss`` does (flag not passed) with ``reduction``
+        ("mean" or "none"), and evaluate it on ``batch`` carrying ``weights`` [B], one
+        importance weight per batch row, where a prioritized sampler leaves them (TorchRL:
+        ``"priority_weight"``, read by the losses since 0.11). Every agent-step of a row
+        carries its row's weight: unreduced, each term times its weight; reduced, the weighted
+        mean the implementation's ``normalisation`` names."""
+        ...

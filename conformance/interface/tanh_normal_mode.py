@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 import torch
@@ -43,4 +44,23 @@ class TanhNormalScore(Protocol):
         ``seed``, and the log-density the implementation's actor would train on for it, the way
         its actor computes it: ``(action, log_prob)``, ``action`` of ``loc``'s shape, ``log_prob``
         summed over the last dimension (``[*batch]``)."""
+        ...
+
+
+class TanhNormalCallableScale(Protocol):
+    """§1: the distribution built with its scale given as a callable of loc (pytorch/rl#3296)."""
+
+    def make_with_scale_fn(
+        self,
+        loc: torch.Tensor,
+        scale_fn: Callable[[torch.Tensor], torch.Tensor],
+        *,
+        low: float = -1.0,
+        high: float = 1.0,
+    ) -> object:
+        """The implementation's distribution for ``loc`` whose scale is ``scale_fn`` handed to the
+        library as the callable itself (``torch.ones_like``, ``partial(torch.full_like,
+        fill_value=...)``: what TorchRL documents to keep device transfers and graph breaks out of
+        ``torch.compile``), not called by the adapter. The same object ``make`` returns for the
+        scale ``scale_fn(loc)``, so that ``mode`` and ``sample_and_score`` take it."""
         ...

@@ -145,3 +145,42 @@ def explained_variance(returns, values) -> np.ndarray:
     R, v = _as64(returns), _as64(values)
     with np.errstate(divide="ignore", invalid="ignore"):
         return 1.0 - np.var(R - v, axis=0) / np.var(R, axis=0)
+
+
+def effective_sample_size(log_weight) -> np.ndarray:
+    """Kish's effective sample size of the importance weights ``w = exp(log_weight)`` over the
+    batch (axis 0), per remaining element, as a share of the batch: ``(sum w)^2 / sum w^2 / B``
+    (1 when every weight is equal, 1/B when one weight dominates). Computed from ``w / max w``,
+    which leaves the ratio unchanged and keeps ``exp`` finite."""
+    lw = _as64(log_weight)
+    w = np.exp(lw - lw.max(axis=0, keepdims=True))
+    return w.sum(axis=0) ** 2 / (w**2).sum(axis=0) / lw.shape[0]
+
+
+def value_norm_stats(kind: str, *batches, beta: float = 0.99999,
+                     eps: float = 1e-5) -> tuple[float, float]:
+    """Mean and standard deviation a value normaliser holds after folding in ``batches`` (each
+    an array of value targets, one update per batch), from a fresh state:
+
+    - ``"running"`` (exact running statistics, Welford/Chan): the population mean and variance
+      of every target seen;
+    - ``"popart"`` (PopArt, van Hasselt et al. 2016): exponential moving averages, rate
+      ``1 - beta``, of each batch's mean and mean of squares, debiased by the sum of the
+      weights (``1 - beta^T``), the variance ``mean_sq - mean^2``.
+
+    The variance is floored at ``eps`` in both (a constant batch keeps a finite scale)."""
+    arrays = [_as64(b).ravel() for b in batches]
+    if kind == "running":
+        pooled = np.concatenate(arrays)
+        mean, var = float(pooled.mean()), float(pooled.var())
+    elif kind == "popart":
+        weights = np.array([(1 - beta) * beta ** (len(arrays) - 1 - t)
+                            for t in range(len(arrays))])
+        means = np.array([a.mean() for a in arrays])
+        squares = np.array([(a**2).mean() for a in arrays])
+        debias = weights.sum()
+        mean = float(weights @ means / debias)
+        var = float(weights @ squares / debias - mean**2)
+    else:
+        raise ValueError(f"unknown value normaliser {kind!r}")
+    return mean, float(np.sqrt(max(var, eps)))

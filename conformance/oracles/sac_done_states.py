@@ -28,6 +28,7 @@ name a likely cause in failure messages, never as expected values.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -61,6 +62,12 @@ class SACTerms:
     loss_alpha: torch.Tensor  # scalar (alpha is fixed: no graph)
     target: torch.Tensor  # y per agent-step [M]
     next_value: torch.Tensor  # V(s') per agent-step [M]; NaN where it was not needed
+    #: the three losses per agent-step [M], before the mean (each loss above is their mean):
+    #: what a loss built with reduction "none" reports, one value per agent-step
+    per_step: dict[str, torch.Tensor] = dataclasses.field(default_factory=dict)
+    #: the batch mean of the policy's entropy estimate (-log pi(a~|s) at the drawn action;
+    #: discrete: the exact -sum_a p log p), the "entropy" a loss reports beside its losses
+    entropy: float = math.nan
 
 
 def _detached(module: torch.nn.Module) -> dict[str, torch.Tensor]:
@@ -174,7 +181,26 @@ def sac_losses(kind: str, actor, qvalues, t: Transitions, *, alpha: float, gamma
         q_terms.append(sum((q - y[i]) ** 2 for q in preds))
     mean = lambda xs: torch.stack(xs).mean()  # noqa: E731
     loss_alpha = -math.log(alpha) * (mean(alpha_terms) + target_entropy)
-    return SACTerms(mean(actor_terms), mean(q_terms), loss_alpha, y, v)
+    per_step = {"loss_actor": torch.stack(actor_terms), "loss_qvalue": torch.stack(q_terms),
+                "loss_alpha": -math.log(alpha) * (torch.stack(alpha_terms) + target_entropy)}
+    return SACTerms(mean(actor_terms), mean(q_terms), loss_alpha, y, v, per_step,
+                    -float(mean(alpha_terms)))
+
+
+def weighted(terms: SACTerms, row_weights: torch.Tensor, row: torch.Tensor,
+             normalisation: str) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
+    """The losses of a batch with one importance weight per row (pytorch/rl#3235): per
+    agent-step ``w_row(i) * t_i`` (what reduction "none" gives), and the weighted mean,
+    normalised by the weights (``sum w t / sum w``) or by the count (``sum w t / M``)."""
+    w = row_weights.to(torch.float64)[row]
+    per_step = {k: (v.detach() * w) for k, v in terms.per_step.items()}
+    if normalisation == "weights":
+        norm = float(w.sum())
+    elif normalisation == "count":
+        norm = float(len(w))
+    else:
+        raise ValueError(f"normalisation must be 'weights' or 'count', got {normalisation!r}")
+    return per_step, {k: float(v.sum()) / norm for k, v in per_step.items()}
 
 
 # ---------------------------------------------------------------- known-wrong target rules

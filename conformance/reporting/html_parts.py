@@ -105,9 +105,11 @@ def defects(rows: list[dict]) -> str:
     for (column, slug), n in sorted(found.items()):
         d = by_slug.get(slug)
         thread = getattr(d, "upstream", None)
-        threads = [u for u in (thread, getattr(d, "related", None)) if u]
-        # the prior threads the search found, each with what it says
-        threads += [t.url for t in getattr(d, "threads", ()) if t.url not in threads]
+        # its own link, the link its entries carry, then the prior threads the search found;
+        # each once (an entry's upstream and related link are often the same thread)
+        threads = list(dict.fromkeys(
+            u for u in (thread, getattr(d, "related", None),
+                        *(t.url for t in getattr(d, "threads", ()))) if u))
         kind = getattr(d, "kind", "")
         body.append(
             f"<tr id='defect={text(slug)}'><td><code>{text(slug)}</code></td><td>{text(column)}"

@@ -86,7 +86,7 @@ def test_a_spec_has_an_address(site):
         row.wait_for()
         tab.screenshot(path=str(SHOTS / "rendering-spec-address.png"))
         assert "target" in (row.get_attribute("class") or "")
-        assert tab.locator("#area").input_value() == "prioritized_replay_trees"
+        assert tab.locator("#area").input_value() == "prioritized_replay"
         box = row.bounding_box()
         assert box and box["y"] + box["height"] > 0 and box["y"] < 900  # in view
         assert not console and not errors, (console, errors)

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.slow
 
 SPEC = "conformance/test_ppo_value_clipping_masks.py"
 MODULE = "tests.mutants.ppo_value_clipping_masks"
-SPECS_IN_FILE = 4
+SPECS_IN_FILE = 9
 FRACTION = [f"test_padding_is_left_out_of_the_value_clip_fraction[{{}}-{p}]"
             for p in ("padded-tail", "scattered")]
 LOSS = [f"test_padding_is_left_out_of_the_clipped_critic_loss[{{}}-{p}]"
@@ -23,6 +23,17 @@ CASES = {
     "CLIP_FRACTION_COUNTS_PADDING": ("counted over every position, padding included", FRACTION),
     "CLIP_FRACTION_OVER_THE_BATCH": ("value clip fraction under a validity mask", FRACTION),
     "MASK_DROPPED": ("the padding is averaged in", LOSS),
+    "COUNT_CLAMPED_AT_TWO": ("value clip fraction under a validity mask",
+                             ["test_a_single_valid_step[{}]"]),
+    "MASKS_ORED": ("value clip fraction under a validity mask",
+                   ["test_both_of_torchrls_masks_are_anded[{}]"]),
+    "LAST_MASK_ONLY": ("value clip fraction under a validity mask",
+                       ["test_both_of_torchrls_masks_are_anded[{}]"]),
+    "MASK_DTYPE_KEPT": ("refused with an error that does not name the mask",
+                        ["test_a_numeric_mask_is_read_as_its_truth_value[{}-float32]"]),
+    "REDUCTION_TAKES_THE_MASK_AS_GIVEN": (
+        "refused with an error that does not name the mask",
+        [f"test_a_numeric_mask_is_read_as_its_truth_value[{{}}-{d}]" for d in ("int64", "float32")]),
 }
 
 

@@ -108,3 +108,58 @@ def test_the_probe_sees_an_observable_edit(reference):
     area = _area("observable", "        if not self.separate_losses:\n", "        if True:\n")
     changed = [case for case in CASES if _observe(area, *case) != reference[case]]
     assert changed == [(clip, True, False, True) for clip in (None, 0.25)], changed
+
+
+#: the mask readers' edits that are equivalent on the pinned tensordict (0.14), whose
+#: ``TensorDict.get(key)`` returns None for a missing key, as ``get(key, None)`` does (TorchRL
+#: 0.14's own loss code relies on it: ``tensordict.get(self.tensor_keys.value)`` then ``is None``)
+MASK_EDITS = {
+    "valid-positions-get-without-default": ("found = tensordict.get(key, None)\n            if found is not None:\n",
+                                            "found = tensordict.get(key)\n            if found is not None:\n"),
+    "bool-masks-get-without-default": (
+        "found = tensordict.get(key, None)\n            if found is not None and",
+        "found = tensordict.get(key)\n            if found is not None and"),
+}
+
+#: (collector mask dtype, shifted_valid given): no mask at all is critic_loss_with's batch
+MASK_CASES = [(None, False), (torch.bool, False), (torch.float32, False), (torch.bool, True),
+              (torch.int64, True)]
+
+
+def _observe_masked(area, dtype, shifted):
+    """Loss, gradient and clip fraction of a seeded batch with these masks (none: the options
+    batch, where every mask key is missing)."""
+    if dtype is None:
+        return _observe(area, 0.25, False, True, False)
+    rng = np.random.default_rng(32)
+    old = rng.normal(0.0, 2.0, 16)
+    v, R = old + rng.normal(0.0, 1.0, 16), old + rng.normal(0.0, 3.0, 16)
+    valid, other = rng.random(16) > 0.3, rng.random(16) > 0.3
+    valid[0] = other[0] = True
+    col = lambda x: torch.as_tensor(x).reshape(-1, 1)  # noqa: E731
+    net = _linear()
+    report = area.critic_loss_masked(
+        value_net=net, observation=col(v), old_value=col(old), returns=col(R), clip_value=0.25,
+        critic_coeff=1.0, valid=col(valid).to(dtype),
+        shifted_valid=col(other).bool() if shifted else None)
+    report.loss.backward()
+    return {"loss": float(report.loss.detach()), "clip_fraction": report.value_clip_fraction,
+            "grads": [p.grad.tolist() for p in net.parameters()]}
+
+
+@pytest.mark.parametrize("edit", list(MASK_EDITS))
+def test_the_mask_reading_edit_is_not_observable(edit):
+    reference, mutant = _area(f"mask_unmutated_{edit}"), _area(edit, *MASK_EDITS[edit])
+    for case in MASK_CASES:
+        assert _observe_masked(mutant, *case) == _observe_masked(reference, *case), (edit, case)
+
+
+def test_the_mask_probe_sees_an_observable_edit():
+    """The probe can fail: masks ORed instead of ANDed change the clip fraction of the batch
+    with two masks, and only of it."""
+    reference = _area("mask_unmutated_or")
+    mutant = _area("mask_ored", "mask = found if mask is None else mask & found",
+                   "mask = found if mask is None else mask | found")
+    changed = [case for case in MASK_CASES
+               if _observe_masked(mutant, *case) != _observe_masked(reference, *case)]
+    assert changed == [(torch.bool, True), (torch.int64, True)], changed

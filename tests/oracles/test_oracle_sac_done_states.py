@@ -173,3 +173,55 @@ def test_normal_log_prob_matches_torch():
     want = torch.distributions.Normal(loc.double(), scale.double()).log_prob(x.double()).sum()
     assert oracle.normal_log_prob(x.double(), loc.double(), scale.double()).item() == pytest.approx(
         want.item(), rel=1e-14)
+
+
+def test_continuous_terms_per_agent_step_by_hand():
+    """The per-agent-step terms (what reduction "none" reports) of continuous_case, and the
+    batch's entropy: each loss is their mean."""
+    actor, qs, t = continuous_case()
+    terms = oracle.sac_losses("continuous", actor, qs, t, alpha=ALPHA, gamma=GAMMA,
+                              target_entropy=-1.0)
+    logp1 = -0.5 - HALF_LOG_2PI
+    y1, y2 = 1.0 + GAMMA * (2.0 - ALPHA * logp1), -2.0
+    lp_a, lp_b = -HALF_LOG_2PI, -0.125 - HALF_LOG_2PI
+    per_step = {k: v.detach().tolist() for k, v in terms.per_step.items()}
+    assert per_step["loss_qvalue"] == pytest.approx(
+        [(0.5 - y1) ** 2 + (2.0 - y1) ** 2, 2 * (-1.0 - y2) ** 2], rel=1e-14)
+    assert per_step["loss_actor"] == pytest.approx(
+        [ALPHA * lp_a - 0.5, ALPHA * lp_b + 0.5], rel=1e-14)
+    assert per_step["loss_alpha"] == pytest.approx(
+        [-math.log(ALPHA) * (lp_a - 1.0), -math.log(ALPHA) * (lp_b - 1.0)], rel=1e-14)
+    assert terms.entropy == pytest.approx(-(lp_a + lp_b) / 2, rel=1e-14)
+    for name in ("loss_actor", "loss_qvalue", "loss_alpha"):
+        assert terms.per_step[name].mean().item() == pytest.approx(
+            getattr(terms, name).item(), rel=1e-14)
+
+
+def test_discrete_entropy_is_the_exact_expectation():
+    actor, qs = LogitsActor(), [TableQ([1.0, 2.0]), TableQ([3.0, 0.0])]
+    t = _t(obs=[[0.3], [0.1]], act=[[0.0, 1.0], [1.0, 0.0]], nobs=[[0.7], [math.nan]],
+           reward=[0.5, 1.0], done=[False, True], terminated=[False, True])
+    terms = oracle.sac_losses("discrete", actor, qs, t, alpha=ALPHA, gamma=GAMMA,
+                              target_entropy=0.25)
+    p = [0.25, 0.75]
+    assert terms.entropy == pytest.approx(-sum(pi * math.log(pi) for pi in p), rel=1e-14)
+    assert terms.per_step["loss_alpha"].shape == (2,)
+
+
+def test_weighted_terms_and_means_by_hand():
+    """One weight per row, given to every agent-step of the row; the mean normalised by the
+    weights or by the count."""
+    actor, qs, t = continuous_case()
+    t = oracle.Transitions(t.observation, t.action, t.next_observation, t.reward, t.done,
+                           t.terminated, torch.tensor([0, 0]))  # two agents of one row
+    terms = oracle.sac_losses("continuous", actor, qs, t, alpha=ALPHA, gamma=GAMMA,
+                              target_entropy=-1.0)
+    w = torch.tensor([0.5, 1.0])  # row 1 has no agent-step here
+    per_step, by_weights = oracle.weighted(terms, w, t.row, "weights")
+    _, by_count = oracle.weighted(terms, w, t.row, "count")
+    q = terms.per_step["loss_qvalue"].detach()
+    assert per_step["loss_qvalue"].tolist() == pytest.approx((0.5 * q).tolist(), rel=1e-14)
+    assert by_weights["loss_qvalue"] == pytest.approx(float(q.mean()), rel=1e-14)
+    assert by_count["loss_qvalue"] == pytest.approx(0.5 * float(q.mean()), rel=1e-14)
+    with pytest.raises(ValueError, match="normalisation"):
+        oracle.weighted(terms, w, t.row, "max")

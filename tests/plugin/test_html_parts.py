@@ -1,6 +1,6 @@
 """The HTML report's parts escape by construction, link only http(s), and never cut a message."""
 
-from conformance.reporting.html_parts import link, linked, message
+from conformance.reporting.html_parts import defects, link, linked, message
 
 
 def test_a_message_is_whole_behind_a_fold_with_its_links_whole():
@@ -25,3 +25,12 @@ def test_only_http_links_become_anchors():
         "<a href='https://example.org/a?b=1&amp;c=2'>https://example.org/a?b=1&amp;c=2</a>")
     assert link("file:///etc/passwd") == "file:///etc/passwd"
     assert linked("see http://x.org/a'onmouseover='b") .startswith("see <a href='http://x.org/a'>")
+
+
+def test_a_defects_thread_is_listed_once():
+    # composite-mean-exploration-nan-categorical's upstream link, the link its entries carry and
+    # its first prior thread are the same rl#2402: its row links it once
+    row = {"outcome": "known failure", "defect": "composite-mean-exploration-nan-categorical",
+           "impl": "torchrl", "label": "torchrl 0.14.1"}
+    html = defects([row])
+    assert html.count("href='https://github.com/pytorch/rl/issues/2402'") == 1, html

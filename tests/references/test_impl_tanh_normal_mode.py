@@ -216,3 +216,68 @@ def test_small_batch_path_leaves_extreme_inputs_to_the_vectorised_solve(loc, sca
     args = (torch.tensor([loc]), torch.tensor([scale]), -1.0, 1.0, torch.float64)
     assert _small_batch_mode(*args) is None
     tanh_normal_mode(*args[:4])  # and the public call does not raise
+
+
+# ---------------------------------------------------------------- deferred construction
+
+
+def test_constructor_defaults_are_torchrls():
+    import inspect
+
+    import torchrl.modules
+
+    ours = inspect.signature(TanhNormal.__init__).parameters
+    theirs = inspect.signature(torchrl.modules.TanhNormal.__init__).parameters
+    assert {k: p.default for k, p in ours.items()} == {k: p.default for k, p in theirs.items()}
+
+
+@pytest.mark.parametrize("bounds", [(-1.0, 1.0), (0.1, 2.3), (-3, 7)])
+def test_deferred_distribution_is_torchrls_once_built(bounds):
+    """CPU tensors and number bounds: TorchRL's constructor waits. The mode (number bounds held
+    as TorchRL holds them: float32 0-d tensors) equals the built one's bit for bit, and the first
+    access to anything else builds the same distribution TorchRL builds."""
+    import torchrl.modules
+
+    low, high = bounds
+    rng = np.random.default_rng(4)
+    loc = torch.as_tensor(1.5 * rng.standard_normal((40, 3)))
+    scale = torch.as_tensor(rng.uniform(0.05, 2.0, (40, 3)))
+    lazy = TanhNormal(loc, scale, low=low, high=high)
+    assert "_deferred" in lazy.__dict__ and "base_dist" not in lazy.__dict__
+    mode = lazy.mode
+    assert "_deferred" in lazy.__dict__  # the mode needed nothing more
+    theirs = torchrl.modules.TanhNormal(loc, scale, low=low, high=high)
+    assert lazy.batch_shape == theirs.batch_shape and "_deferred" not in lazy.__dict__
+    assert torch.equal(mode, lazy.get_mode())  # now from TorchRL's own bound tensors
+    y = theirs.sample((2,))
+    assert torch.equal(lazy.log_prob(y), theirs.log_prob(y))
+    assert torch.equal(lazy.low, theirs.low) and torch.equal(lazy.high, theirs.high)
+
+
+def test_refused_bounds_raise_at_construction():
+    with pytest.raises(RuntimeError, match="strictly greater"):
+        TanhNormal(torch.zeros(3), torch.ones(3), low=1.0, high=1.0)
+
+
+def test_deferred_distribution_copies_and_pickles():
+    import copy
+    import pickle
+
+    dist = TanhNormal(torch.tensor([0.2, -1.0]), torch.tensor([1.0, 0.5]), low=-3.0, high=7.0)
+    for other in (copy.deepcopy(dist), pickle.loads(pickle.dumps(dist))):
+        assert torch.equal(other.mode, dist.mode)
+        assert other.sample().shape == (2,)
+
+
+def test_an_error_inside_mode_is_not_retried_on_a_built_distribution(monkeypatch):
+    """A property that raises AttributeError sends Python to __getattr__: the deferred
+    distribution must raise it, not build itself and call the property again."""
+    dist = TanhNormal(torch.tensor([0.2]), torch.tensor([1.0]))
+
+    def broken(self):
+        raise AttributeError("broken get_mode")
+
+    monkeypatch.setattr(TanhNormal, "get_mode", broken)
+    with pytest.raises(AttributeError):
+        dist.mode  # noqa: B018
+    assert "_deferred" in dist.__dict__

@@ -16,7 +16,8 @@
     box.insertBefore(el("p", {"class": "verdict bad"}, "The page's data (data/*.js) did not load."), box.firstChild);
     return;
   }
-  var areaOf = function (spec) { return spec.split("::")[0].replace(/^test_/, "").replace(/\.py$/, ""); };
+  // a spec's area is its file's, as the page's data says (the build's area_of: one row per area)
+  var areaOf = function (spec) { var file = spec.split("::")[0]; return (D.files || {})[file] || file; };
   var unexpected = D.columns.map(function (c) {
     var set = {}; c.unexpected.forEach(function (i) { set[i] = true; }); return set;
   });

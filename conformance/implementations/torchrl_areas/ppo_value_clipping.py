@@ -10,13 +10,31 @@ from __future__ import annotations
 import torch
 
 from conformance.implementations.introspect import first_accepted, quiet
-from conformance.interface import PPO_LOSS_CLASSES, CriticLoss, CriticReport, PolicyObjective
+from conformance.interface import (
+    PPO_LOSS_CLASSES,
+    CompositeCriticReport,
+    CriticLoss,
+    CriticReport,
+    PolicyObjective,
+)
+from conformance.interface.ppo_value_clipping import VALUE_NORM_LOSS_CLASSES
 
 
 class _ZeroMeanUnitScale(torch.nn.Module):
     # The policy is irrelevant to the critic loss; a fixed Normal keeps the ratio exactly 1.
     def forward(self, observation):
         return torch.zeros_like(observation), torch.ones_like(observation)
+
+
+class _ZeroValue(torch.nn.Module):
+    # A critic of one parameter that predicts 0 per element (ESS needs none; old releases
+    # need one)
+    def __init__(self, like):
+        super().__init__()
+        self.bias = torch.nn.Parameter(torch.zeros((), dtype=like.dtype, device=like.device))
+
+    def forward(self, observation):
+        return torch.zeros_like(observation).unsqueeze(-1) + self.bias
 
 
 class _SharedMean(torch.nn.Module):
@@ -163,11 +181,12 @@ class PPOLossFamilyCritic(ClipPPOCritic):
 
 
     def critic_loss_masked(self, *, value_net, observation, old_value, returns, clip_value,
-                           critic_coeff, valid) -> CriticReport:
+                           critic_coeff, valid, shifted_valid=None) -> CriticReport:
         """The §4 masks capability (``conformance.interface.PPOCriticMasks``): the batch of
         ``critic_loss_with`` with TorchRL's trajectory mask at ``("collector", "mask")``, where
-        ``SliceSampler(pad_output=True)`` writes it (a release that reads no such mask leaves
-        it in the batch, unread)."""
+        ``SliceSampler(pad_output=True)`` writes it, and ``shifted_valid`` where the value
+        estimators write it, each as given (a release that reads no such mask leaves it in the
+        batch, unread)."""
         from tensordict import TensorDict
         from tensordict.nn import TensorDictModule
         from torchrl.modules import ProbabilisticActor
@@ -185,6 +204,8 @@ class PPOLossFamilyCritic(ClipPPOCritic):
                          "advantage": torch.ones_like(action), "value_target": returns,
                          "state_value": old_value}, observation.shape[:1])
         td.set(("collector", "mask"), valid)
+        if shifted_valid is not None:
+            td.set("shifted_valid", shifted_valid)
         return _report(loss, actor, td, action)
 
 
@@ -219,12 +240,131 @@ class PPOLossFamilyCritic(ClipPPOCritic):
                                None if frac is None else float(frac))
 
 
+    def critic_loss_composite(self, *, value_net, heads, observation, old_value, returns,
+                              clip_value, critic_coeff) -> CompositeCriticReport:
+        """The §4 composite-critic capability (``conformance.interface.PPOCriticComposite``):
+        ``ClipPPOLoss`` with a critic whose out_keys are ``("state_value", head)``, a batch
+        with composite ``"state_value"`` and ``"value_target"`` entries, one forward; its
+        ``loss_critic`` and ``value_clip_fraction`` read per head when they are tensordicts."""
+        from tensordict import TensorDict, is_tensor_collection
+        from tensordict.nn import TensorDictModule
+        from torchrl.modules import ProbabilisticActor
+
+        actor = ProbabilisticActor(
+            TensorDictModule(_SharedMean(None), ["observation"], ["loc", "scale"]),
+            in_keys=["loc", "scale"], distribution_class=torch.distributions.Normal,
+            return_log_prob=True)
+        critic = TensorDictModule(value_net, ["observation"],
+                                  [("state_value", head) for head in heads])
+        with quiet():
+            loss = self.loss_cls(actor, critic, entropy_bonus=False, loss_critic_type="l2",
+                                 clip_value=clip_value, **{self.coeff_name: critic_coeff})
+        batch = observation.shape[:1]
+        action = torch.zeros_like(observation[..., :1])
+        td = TensorDict({"observation": observation, "action": action,
+                         "advantage": torch.ones_like(action),
+                         "value_target": TensorDict(dict(returns), batch),
+                         "state_value": TensorDict(dict(old_value), batch)}, batch)
+        with torch.no_grad():
+            td[loss.tensor_keys.sample_log_prob] = actor.get_dist(td).log_prob(action)
+        out = loss(td)
+
+        def per_head(entry, as_float):
+            if entry is None or not is_tensor_collection(entry):
+                return entry if entry is None or not as_float else float(entry)
+            return {head: float(entry[head]) if as_float else entry[head] for head in heads}
+
+        return CompositeCriticReport(per_head(out["loss_critic"], False),
+                                     per_head(out.get("value_clip_fraction", None), True))
+
+    def ess_of(self, *, log_weight):
+        """The §4 ESS capability (``conformance.interface.PPOEffectiveSampleSize``): a fixed
+        Normal per element (its log-probability is not summed over the feature dimensions),
+        a critic that predicts 0 for every element (releases before 0.14 refuse a loss
+        without one), the stored log-probability set so that the log-ratio is
+        ``log_weight``; ``out["ESS"]`` as the forward reports it."""
+        from tensordict import TensorDict
+        from tensordict.nn import TensorDictModule
+        from torchrl.modules import ProbabilisticActor
+
+        actor = ProbabilisticActor(
+            TensorDictModule(_ZeroMeanUnitScale(), ["observation"], ["loc", "scale"]),
+            in_keys=["loc", "scale"], distribution_class=torch.distributions.Normal,
+            return_log_prob=True)
+        critic = TensorDictModule(_ZeroValue(log_weight), ["observation"], ["state_value"])
+        with quiet():
+            loss = self.loss_cls(actor, critic, entropy_bonus=False, loss_critic_type="l2")
+        action = torch.zeros_like(log_weight)
+        column = torch.zeros(*log_weight.shape, 1, dtype=log_weight.dtype,
+                             device=log_weight.device)
+        td = TensorDict({"observation": torch.zeros_like(log_weight), "action": action,
+                         "advantage": column + 1, "value_target": column,
+                         "state_value": column}, log_weight.shape[:1])
+        with torch.no_grad():
+            td[loss.tensor_keys.sample_log_prob] = (actor.get_dist(td).log_prob(action)
+                                                    - log_weight)
+        return loss(td).get("ESS", None)
+
+
+class PPOLossFamilyCriticValueNorm(PPOLossFamilyCritic):
+    """The family, with the multi-agent PPO losses and TorchRL's value normalisers
+    (``conformance.interface.PPOCriticValueNorm``): releases from 0.13 (pytorch/rl#3748)."""
+
+    def __init__(self, loss_cls, family: dict, multiagent: dict, norms: dict):
+        super().__init__(loss_cls, family)
+        self.multiagent = multiagent
+        self.norms = norms
+
+    def critic_loss_value_norm(self, *, loss_class, norm, warmup, value_net, observation,
+                               old_value, returns, clip_value, critic_coeff,
+                               valid=None) -> CriticReport:
+        from tensordict import TensorDict
+        from tensordict.nn import TensorDictModule
+        from torchrl.modules import ProbabilisticActor
+
+        value_norm = self.norms[norm](shape=1, device=observation.device)
+        if warmup is not None:
+            value_norm.update(warmup)
+        actor = ProbabilisticActor(
+            TensorDictModule(_SharedMean(None), ["observation"], ["loc", "scale"]),
+            in_keys=["loc", "scale"], distribution_class=torch.distributions.Normal,
+            return_log_prob=True)
+        critic = TensorDictModule(value_net, ["observation"], ["state_value"])
+        with quiet():
+            loss = self.multiagent[loss_class](
+                actor, critic, value_norm=value_norm, entropy_bonus=False,
+                loss_critic_type="l2", clip_value=clip_value, **{self.coeff_name: critic_coeff},
+                # the batch has no agent dimension for MAPPO's default (-2,) to exclude: the
+                # advantage (1 everywhere, the policy term is not under test) is left as it is
+                normalize_advantage=False)
+        action = torch.zeros_like(observation[..., :1])
+        td = TensorDict({"observation": observation, "action": action,
+                         "advantage": torch.ones_like(action), "value_target": returns,
+                         "state_value": old_value}, observation.shape[:1])
+        if valid is not None:
+            td.set(("collector", "mask"), valid)
+        return _report(loss, actor, td, action)
+
+
+def value_normalisers() -> dict | None:
+    """TorchRL's value normalisers by the specs' names, or None before 0.13."""
+    import torchrl.modules as modules
+
+    if not hasattr(modules, "RunningValueNorm"):
+        return None
+    return {"running": modules.RunningValueNorm, "popart": modules.PopArtValueNorm}
+
+
 def make(adapter):
     import torchrl.objectives as objectives
 
     family = {name: getattr(objectives, name) for name in PPO_LOSS_CLASSES
               if hasattr(objectives, name)}
-    return PPOLossFamilyCritic(objectives.ClipPPOLoss, family)
+    norms = value_normalisers()
+    if norms is None or not hasattr(objectives, "MAPPOLoss"):
+        return PPOLossFamilyCritic(objectives.ClipPPOLoss, family)
+    multiagent = {name: getattr(objectives, name) for name in VALUE_NORM_LOSS_CLASSES}
+    return PPOLossFamilyCriticValueNorm(objectives.ClipPPOLoss, family, multiagent, norms)
 
 
 def _report(loss, actor, td, action) -> CriticReport:

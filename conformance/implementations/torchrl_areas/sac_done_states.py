@@ -18,10 +18,23 @@ import copy
 import torch
 
 from conformance.implementations.introspect import accepts, quiet
-from conformance.interface import SACBatch, SACHeldBatch, SACNetworks, SACOutcome
+from conformance.implementations.torchrl_areas import sac_target_entropy
+from conformance.interface import (
+    SACActionSpace,
+    SACBatch,
+    SACHeldBatch,
+    SACNetworks,
+    SACOutcome,
+    SACUnreduced,
+    SACWeighted,
+)
 
 FLAG = "skip_done_states"
 FLAG_PR = "https://github.com/pytorch/rl/pull/2613"
+#: the scalar outputs (alpha, entropy) beside unreduced losses: an option since pytorch/rl#3426
+#: (torchrl 0.11.1); before it, they are always in the output, which had batch size []
+SCALARS = "scalar_output_mode"
+SCALAR_NAMES = ("alpha", "entropy")
 
 
 def _by_suffix(params_td, names):
@@ -92,7 +105,7 @@ class TorchRLSACDoneStates:
         self.library = library
 
     def _build(self, networks: SACNetworks, prefix: tuple, num_actions: int, skip, alpha, gamma,
-               target_entropy):
+               target_entropy, **options):
         from tensordict.nn import TensorDictModule
         from torchrl.modules import ProbabilisticActor
         from torchrl.objectives.utils import ValueEstimators
@@ -127,6 +140,7 @@ class TorchRLSACDoneStates:
             kwargs.update(action_space="one-hot", num_actions=num_actions)
         if skip is not None:
             kwargs[FLAG] = skip
+        kwargs.update(options)
         loss = cls(actor, qvalue, **kwargs)
         if prefix:
             wanted = {"action": key("action"), "reward": key("reward"), "done": key("done"),
@@ -162,6 +176,52 @@ class TorchRLSACDoneStates:
         actor = [(*prefix, name) for name in networks.actor_outputs]
         return SACHeldBatch(before=before, after=_entries(held), written=(
             priority if isinstance(priority, tuple) else (priority,), *actor))
+
+    def losses_unreduced(self, *, networks, batch, skip_done_states, alpha, gamma,
+                         target_entropy) -> SACUnreduced:
+        """``reduction="none"``, with the scalars asked for as non-tensor data where the loss
+        has ``scalar_output_mode`` (0.11.1 on; before, they were always in the output)."""
+        prefix = ("agents",) if batch.layout == "nested" else ()
+        options = {"reduction": "none"}
+        if accepts(self.classes[networks.kind], SCALARS):
+            options[SCALARS] = "non_tensor"
+        with quiet():
+            loss = self._build(networks, prefix, batch.action.shape[-1], skip_done_states,
+                               alpha, gamma, target_entropy, **options)
+            out = loss(_tensordict(batch))
+        losses = {k: out.get(k).detach().to(torch.float64)
+                  for k in ("loss_actor", "loss_qvalue", "loss_alpha")}
+        scalars = {}
+        for name in SCALAR_NAMES:
+            if name in out.keys():
+                value = out.get(name)
+                value = getattr(value, "data", value) if not torch.is_tensor(value) else value
+                scalars[name] = torch.as_tensor(value).detach().to(torch.float64)
+        return SACUnreduced(losses=losses, batch_shape=tuple(out.batch_size), scalars=scalars)
+
+    def losses_weighted(self, *, networks, batch, alpha, gamma, target_entropy, weights,
+                        reduction) -> SACWeighted:
+        """The batch with ``weights`` at the loss's ``priority_weight`` key (what
+        ``TensorDictPrioritizedReplayBuffer`` writes since pytorch/rl#3235; before, losses read
+        no weight). TorchRL's weighted mean is ``sum(w * loss) / sum(w)`` (``_reduce``)."""
+        prefix = ("agents",) if batch.layout == "nested" else ()
+        options = {"reduction": reduction}
+        if reduction == "none" and accepts(self.classes[networks.kind], SCALARS):
+            options[SCALARS] = "exclude"
+        with quiet():
+            loss = self._build(networks, prefix, batch.action.shape[-1], None, alpha, gamma,
+                               target_entropy, **options)
+            td = _tensordict(batch)
+            td.set(getattr(loss.tensor_keys, "priority_weight", "priority_weight"), weights)
+            out = loss(td)
+        losses = {k: out.get(k).detach().to(torch.float64)
+                  for k in ("loss_actor", "loss_qvalue", "loss_alpha")}
+        return SACWeighted(losses=losses, normalisation="weights")
+
+    def auto_target_entropy(self, *, action_space: SACActionSpace) -> float:
+        with quiet():
+            return sac_target_entropy.auto_target_entropy(self.classes["continuous"],
+                                                          action_space)
 
     def _evaluate(self, loss, networks, batch, held=None) -> SACOutcome:
         out = loss(_tensordict(batch) if held is None else held)

@@ -31,6 +31,15 @@ class TanhNormalAPI:
         with quiet():
             return self.dist_cls(loc, scale, **kwargs)
 
+    def make_with_scale_fn(self, loc: torch.Tensor, scale_fn, *, low: float = -1.0,
+                           high: float = 1.0):
+        """The callable handed over as the scale: TorchRL calls it on ``loc`` from 0.11 on
+        (pytorch/rl#3296); before, the constructor refuses it (``torch.as_tensor`` or
+        ``Normal``'s argument check)."""
+        lo_name, hi_name = self.bound_names
+        with quiet():
+            return self.dist_cls(loc, scale_fn, **{lo_name: low, hi_name: high})
+
     def mode(self, dist) -> torch.Tensor:
         with quiet():
             try:

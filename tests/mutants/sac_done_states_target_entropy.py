@@ -1,0 +1,53 @@
+"""The reference's automatic target entropy (``impls/sac_target_entropy.py``) with one edit,
+made the way a mutation tool makes them (``tests/mutants/source.py``), each a historical or
+plausible way to count the action's dimensions wrongly:
+
+- ``ALWAYS_MINUS_ONE``: the wrapper's shape () is read instead of the action's (torchrl 0.6.0 -
+  0.10.1, pytorch/rl#3291);
+- ``AGENTS_COUNTED``: the actor's merged spec is read, whose agent group lost its shape (torchrl
+  0.14.1 when the spec is given to the actor only);
+- ``FIRST_HEAD_ONLY``: only the first head of a composite action is counted (torchrl 0.14.1
+  with a summed composite log-probability);
+- ``CONTAINER_KEPT``: the group's shape is not subtracted (before pytorch/rl#1494);
+- ``LAST_DIM_ONLY``: the last dimension of the event shape only (-3 for (2, 3)).
+"""
+
+from __future__ import annotations
+
+from conformance.implementations.torchrl_areas.sac_done_states import TorchRLSACDoneStates
+from tests.mutants import implementation
+from tests.mutants.source import mutated_module
+
+IMPORT = "from impls.sac_target_entropy import AutoTargetEntropy\n"
+EDITS = {
+    "ALWAYS_MINUS_ONE": ("        total += _elements(spec[key], container)",
+                         "        total += spec.shape[len(container):].numel()"),
+    "AGENTS_COUNTED": ("        spec = _spec_of_the_action(loss.actor_network, keys)",
+                       "        spec = getattr(loss.actor_network, \"spec\", None)"),
+    "FIRST_HEAD_ONLY": ("    if len(heads) > 1:\n        return heads\n",
+                        "    if len(heads) > 1:\n        return heads[:1]\n"),
+    "CONTAINER_KEPT": ("        container = spec[key[:-1]].shape if isinstance(key, tuple) and "
+                       "len(key) > 1 else spec.shape",
+                       "        container = ()"),
+    "LAST_DIM_ONLY": ("    return spec.shape[len(container):].numel()",
+                      "    return spec.shape[-1]"),
+}
+
+
+def reference_with_edit(name: str, old: str = "", new: str = ""):
+    rule = mutated_module("impls.sac_target_entropy", old, new, tag=name)
+    # the loss classes built on the edited mixin (the import names the edited module)
+    losses = mutated_module("impls.sac_done_states", IMPORT,
+                            f"from {rule.__name__} import AutoTargetEntropy\n", tag=name)
+    area = TorchRLSACDoneStates(losses.SACLoss, losses.DiscreteSACLoss,
+                                library=f"mutant {name}")
+    return implementation(name.lower().replace("_", "-"), sac_done_states=area)
+
+
+MUTANTS = list(EDITS)
+ALWAYS_MINUS_ONE = reference_with_edit("ALWAYS_MINUS_ONE", *EDITS["ALWAYS_MINUS_ONE"])
+AGENTS_COUNTED = reference_with_edit("AGENTS_COUNTED", *EDITS["AGENTS_COUNTED"])
+FIRST_HEAD_ONLY = reference_with_edit("FIRST_HEAD_ONLY", *EDITS["FIRST_HEAD_ONLY"])
+CONTAINER_KEPT = reference_with_edit("CONTAINER_KEPT", *EDITS["CONTAINER_KEPT"])
+LAST_DIM_ONLY = reference_with_edit("LAST_DIM_ONLY", *EDITS["LAST_DIM_ONLY"])
+UNMUTATED = reference_with_edit("UNMUTATED")
