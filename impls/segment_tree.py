@@ -60,11 +60,10 @@ class SegmentTree:
 
     def _make_views(self) -> None:
         """Views of the levels (remade when ``to`` moves them): per level below the top,
-        ``[channels, parents, branching]`` blocks; the path divisors of levels 1 .. height;
-        per channel group, (op, its part of the top, its part of the root)."""
+        ``[channels, parents, branching]`` blocks; per channel group, (op, its part of the top,
+        its part of the root)."""
         c, b = len(self.ops), self.branching
         self._blocks = [level.view(c, -1, b) for level in self.levels[: self.height]]
-        self._divisors = self._tensor(b ** torch.arange(1, self.height + 1)).unsqueeze(1)
         top, root = self.levels[self.height], self.levels[-1][:, 0]
         self._root_parts = [(op, top[lo:hi], root[lo:hi]) for op, lo, hi in self._groups]
         # Every tensor op costs microseconds of dispatch whatever its size, and an operation
@@ -72,9 +71,6 @@ class SegmentTree:
         self._zero = self._neutral.new_zeros(())  # nextafter's direction in the descent
         self._sum_parts = {}  # channel -> its views for the descent (``_sum_views``)
         self._channel_parts = {}  # channel -> its op and levels (``fill_channel``)
-
-    def _views(self):
-        return self._blocks, self._divisors
 
     def _tensor(self, x) -> torch.Tensor:
         """``x`` (a tensor, a number or a sequence) as a tensor on the tree's device: the one
@@ -130,15 +126,9 @@ class SegmentTree:
         return out
 
     # ------------------------------------------------------------------------------ writing
-    def path(self, index: torch.Tensor) -> torch.Tensor:
-        """The node indices touched by writing leaves ``index``: one row per level above the
-        leaves, up to the top."""
-        return torch.div(index.unsqueeze(0), self._views()[1], rounding_mode="floor")
-
     def _parents(self, index: torch.Tensor, unique: bool = False):
-        """The rows of ``path(index)``, level by level (one division each: fewer ops than
-        dividing by every level's divisor at once and splitting the rows); with ``unique``,
-        each parent once (sorted)."""
+        """The ancestors of leaves ``index``, level by level up to the top (one division
+        each); with ``unique``, each parent once (sorted)."""
         parent = index
         for _ in range(self.height):
             parent = torch.div(parent, self.branching, rounding_mode="floor")
@@ -155,7 +145,7 @@ class SegmentTree:
     def _set_wide(self, index: torch.Tensor) -> None:
         """``set``'s recomputation of the ancestors for a wide write: each parent once, so no
         level gathers more values than the leaf level holds (no scratch: the sizes vary)."""
-        blocks = self._views()[0]
+        blocks = self._blocks
         for level, parent in enumerate(self._parents(index, unique=True), 1):
             self.levels[level].index_copy_(
                 1, parent, self._reduce(blocks[level - 1].index_select(1, parent),
@@ -165,7 +155,7 @@ class SegmentTree:
         """Write leaves ``index`` (a long tensor without repeats; ``value``: ``[k]`` for a
         single-channel tree, ``[channels, k]`` otherwise) and recompute their ancestors."""
         levels, channels = self.levels, len(self.ops)
-        blocks = self._views()[0]
+        blocks = self._blocks
         if value.dtype != self.dtype:
             value = value.to(self.dtype)
         levels[0].index_copy_(1, index, value.reshape(channels, -1))
@@ -237,7 +227,7 @@ class SegmentTree:
 
     def rebuild(self) -> None:
         """Recompute every inner node from the leaves (O(size))."""
-        blocks = self._views()[0]
+        blocks = self._blocks
         for level in range(self.height):
             self._reduce(blocks[level], self.levels[level + 1])
         for op, top, root in self._root_parts:
