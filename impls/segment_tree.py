@@ -39,12 +39,15 @@ class SegmentTree:
     than by gathering blocks, which saves a level in every write.
     """
 
+    #: the widest block (None: ``MAX_BRANCHING``, read at each construction)
+    max_branching: int | None = None
+
     def __init__(self, size: int, reduce="sum", *, dtype=torch.float64, device=None):
         # Like TorchRL's trees, a tree of 0 leaves is accepted; a negative size fails in
         # ``repeat`` below, and an unknown reduction is a KeyError naming it (_NEUTRAL[op]).
         ops = (reduce,) if isinstance(reduce, str) else tuple(reduce)
         self._neutral = torch.tensor([_NEUTRAL[op] for op in ops], dtype=dtype).unsqueeze(1)
-        height, b, top = _shape(size)
+        height, b, top = _shape(size, self.max_branching)
         self.size, self.ops, self.branching, self.height, self.top = size, ops, b, height, top
         self._single = isinstance(reduce, str)
         # runs of channels sharing an operation (the sampler's two min channels): one call each
@@ -318,13 +321,13 @@ class _Channel:
         return self.tree.device
 
 
-def _shape(size: int) -> tuple[int, int, int]:
+def _shape(size: int, max_branching: int | None = None) -> tuple[int, int, int]:
     """(height, branching, top) of the complete tree over ``top * branching ** height`` >=
     ``size`` leaves: the fewest levels with at most ``MAX_BRANCHING`` children per node under a
     top of at most ``MAX_TOP`` nodes, then the smallest branching and top for them. The
     constants are read at each call: the reference's self-tests lower them to build deep trees
-    at small sizes."""
-    b_max, t_max = MAX_BRANCHING, MAX_TOP
+    at small sizes. ``max_branching`` replaces ``MAX_BRANCHING`` (a subclass's own bound)."""
+    b_max, t_max = max_branching or MAX_BRANCHING, MAX_TOP
     height = 0
     while t_max * b_max ** height < size:
         height += 1
