@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from impls import prioritized_buffers as buffers
 from impls.prioritized_replay import _NEG_P, _Q, _Q_MIN, PrioritizedSampler, _unravel
 from impls.segment_tree import SegmentTree
 
@@ -65,23 +66,40 @@ def _compile() -> ctypes.CDLL:
         fd, tmp = tempfile.mkstemp(suffix=".so", dir=target.parent)
         os.close(fd)
         try:
-            subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", tmp, str(SOURCE), "-lm"],
-                           check=True, capture_output=True, timeout=120)
+            subprocess.run(
+                [compiler, "-O2", "-shared", "-fPIC", "-o", tmp, str(SOURCE), "-lm"],
+                check=True,
+                capture_output=True,
+                timeout=120,
+            )
             os.replace(tmp, target)
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
     lib = ctypes.CDLL(str(target))
     lib.fused_descend.restype = None
-    lib.fused_descend.argtypes = [_I, _P, _P, ctypes.c_double, _P, _P, _I, _I, _I, _P, _P, _P,
-                                  _P]
+    lib.fused_descend.argtypes = [_I, _P, _P, ctypes.c_double, _P, _P, _I, _I, _I, _P, _P, _P, _P]
     lib.fused_set.restype = _I
     lib.fused_set.argtypes = [_I, _P, _P, _I, _P, _I, _I, _I, _I, _P, _P]
     lib.fused_distinct.restype = _I
     lib.fused_distinct.argtypes = [_I, _P, _I, _P]
     lib.fused_write.restype = None
-    lib.fused_write.argtypes = [_I, _P, _P, ctypes.c_double, _P, ctypes.c_int32, _I, _P, _I,
-                                _I, _I, _P, _P, _P]
+    lib.fused_write.argtypes = [
+        _I,
+        _P,
+        _P,
+        ctypes.c_double,
+        _P,
+        ctypes.c_int32,
+        _I,
+        _P,
+        _I,
+        _I,
+        _I,
+        _P,
+        _P,
+        _P,
+    ]
     lib.fused_fill.restype = None
     lib.fused_fill.argtypes = [_I, _P, ctypes.c_double, ctypes.c_int32, _I, _I, _I, _P, _P, _P]
     return lib
@@ -112,15 +130,17 @@ class FusedSegmentTree(SegmentTree):
 
     def _make_views(self) -> None:
         super()._make_views()
-        self._fused = (_LIB is not None and self.device.type == "cpu"
-                       and self.dtype == torch.float64)
+        self._fused = _LIB is not None and self.device.type == "cpu" and self.dtype == torch.float64
         if not self._fused:
             return
         # pointers to every channel's row of every level, and to each root: the levels are
         # contiguous [channels, length] tensors, remade (and these with them) by ``to``
         c, h = len(self.ops), self.height
-        rows = [level.data_ptr() + ch * level.shape[1] * level.element_size()
-                for ch in range(c) for level in self.levels[: h + 1]]
+        rows = [
+            level.data_ptr() + ch * level.shape[1] * level.element_size()
+            for ch in range(c)
+            for level in self.levels[: h + 1]
+        ]
         root = self.levels[-1]
         self.root_values = root.numpy()[:, 0]  # the roots as host numbers, read without an op
         self._rows = (_P * len(rows))(*rows)
@@ -143,10 +163,21 @@ class FusedSegmentTree(SegmentTree):
         value = torch.empty(n, dtype=torch.float64)
         left = torch.empty(n, dtype=torch.float64)  # each draw's remaining mass (kept alive)
         masses, uniform = (None, mass.data_ptr()) if total is not None else (mass.data_ptr(), None)
-        _LIB.fused_descend(n, masses, uniform, total or 0.0, leaf.data_ptr(), value.data_ptr(),
-                           self.height, self.branching, self.top, self._channel_rows(channel),
-                           self._scratch_walk.data_ptr(), self._scratch_top.data_ptr(),
-                           left.data_ptr())
+        _LIB.fused_descend(
+            n,
+            masses,
+            uniform,
+            total or 0.0,
+            leaf.data_ptr(),
+            value.data_ptr(),
+            self.height,
+            self.branching,
+            self.top,
+            self._channel_rows(channel),
+            self._scratch_walk.data_ptr(),
+            self._scratch_top.data_ptr(),
+            left.data_ptr(),
+        )
         return leaf, value
 
     def _write(self, index: torch.Tensor, value: torch.Tensor, channel: int | None) -> bool:
@@ -159,25 +190,34 @@ class FusedSegmentTree(SegmentTree):
         c = len(self.ops) if channel is None else 1
         first = 0 if channel is None else channel
         rows = ctypes.addressof(self._rows) + first * (self.height + 1) * ctypes.sizeof(_P)
-        bad = _LIB.fused_set(index.numel(), index.data_ptr(), value.data_ptr(), c,
-                             ctypes.addressof(self._ops) + first * 4, self.height,
-                             self.branching, self.top, self.size, rows,
-                             ctypes.addressof(self._roots) + first * ctypes.sizeof(_P))
+        bad = _LIB.fused_set(
+            index.numel(),
+            index.data_ptr(),
+            value.data_ptr(),
+            c,
+            ctypes.addressof(self._ops) + first * 4,
+            self.height,
+            self.branching,
+            self.top,
+            self.size,
+            rows,
+            ctypes.addressof(self._roots) + first * ctypes.sizeof(_P),
+        )
         if bad >= 0:
             raise IndexError(f"index {int(index[bad])} is out of range for {self.size} leaves")
         return True
 
     def set(self, index: torch.Tensor, value: torch.Tensor) -> None:
         if index.device.type != "cpu" or not self._write(
-                index, value.reshape(len(self.ops), -1), None):
+            index, value.reshape(len(self.ops), -1), None
+        ):
             super().set(index, value)
 
     def fill_channel(self, channel: int, index: torch.Tensor, value: float) -> None:
         if index.device.type != "cpu" or not self._write(
-                index, torch.full((1, index.numel()), float(value), dtype=torch.float64),
-                channel):
+            index, torch.full((1, index.numel()), float(value), dtype=torch.float64), channel
+        ):
             super().fill_channel(channel, index, value)
-
 
     # ------------------------------------------------------ the sampler's fused bookkeeping
     def _channel_rows(self, channel: int) -> int:
@@ -185,26 +225,53 @@ class FusedSegmentTree(SegmentTree):
 
     def distinct(self, index: torch.Tensor, capacity: int, scratch: torch.Tensor) -> bool:
         """Every index in [0, capacity) and none repeated (the kernel's check)."""
-        return bool(_LIB.fused_distinct(index.numel(), index.data_ptr(), capacity,
-                                        scratch.data_ptr()))
+        return bool(
+            _LIB.fused_distinct(index.numel(), index.data_ptr(), capacity, scratch.data_ptr())
+        )
 
-    def write(self, index: torch.Tensor, raw: torch.Tensor | float, q: torch.Tensor,
-              raw_store: torch.Tensor) -> None:
+    def write(
+        self,
+        index: torch.Tensor,
+        raw: torch.Tensor | float,
+        q: torch.Tensor,
+        raw_store: torch.Tensor,
+    ) -> None:
         """Distinct valid ``index``: ``raw_store[index] = raw`` (contiguous float64, or one
         number for all), leaves (q, q[, -raw]); ``q``: contiguous float64 or float32."""
         one = not isinstance(raw, torch.Tensor)
-        _LIB.fused_write(index.numel(), index.data_ptr(), None if one else raw.data_ptr(),
-                         float(raw) if one else 0.0, q.data_ptr(), q.dtype == torch.float32,
-                         len(self.ops), ctypes.addressof(self._ops), self.height,
-                         self.branching, self.top, self._channel_rows(0),
-                         ctypes.addressof(self._roots), raw_store.data_ptr())
+        _LIB.fused_write(
+            index.numel(),
+            index.data_ptr(),
+            None if one else raw.data_ptr(),
+            float(raw) if one else 0.0,
+            q.data_ptr(),
+            q.dtype == torch.float32,
+            len(self.ops),
+            ctypes.addressof(self._ops),
+            self.height,
+            self.branching,
+            self.top,
+            self._channel_rows(0),
+            ctypes.addressof(self._roots),
+            raw_store.data_ptr(),
+        )
 
-    def fill(self, channel: int, index: torch.Tensor, value: float,
-             raw_store: torch.Tensor) -> None:
+    def fill(
+        self, channel: int, index: torch.Tensor, value: float, raw_store: torch.Tensor
+    ) -> None:
         """Distinct valid ``index``: ``raw_store[index] = value`` and the channel's leaves."""
-        _LIB.fused_fill(index.numel(), index.data_ptr(), value, self._ops[channel],
-                        self.height, self.branching, self.top, self._channel_rows(channel),
-                        ctypes.c_void_p(self._roots[channel]), raw_store.data_ptr())
+        _LIB.fused_fill(
+            index.numel(),
+            index.data_ptr(),
+            value,
+            self._ops[channel],
+            self.height,
+            self.branching,
+            self.top,
+            self._channel_rows(channel),
+            ctypes.c_void_p(self._roots[channel]),
+            raw_store.data_ptr(),
+        )
 
 
 class FusedPrioritizedSampler(PrioritizedSampler):
@@ -220,10 +287,17 @@ class FusedPrioritizedSampler(PrioritizedSampler):
 
     def _direct(self, index) -> bool:
         tree = self._tree
-        return (tree._fused and type(index) is torch.Tensor and index.dtype == torch.long
-                and index.ndim == 1 and index.device.type == "cpu" and index.is_contiguous()
-                and 1 < index.numel() <= self._max_capacity and not tree._wide(index)
-                and tree.distinct(index, self._max_capacity, self._last_position))
+        return (
+            tree._fused
+            and type(index) is torch.Tensor
+            and index.dtype == torch.long
+            and index.ndim == 1
+            and index.device.type == "cpu"
+            and index.is_contiguous()
+            and 1 < index.numel() <= self._max_capacity
+            and not tree._wide(index)
+            and tree.distinct(index, self._max_capacity, self._last_position)
+        )
 
     def sample(self, storage, batch_size: int):
         self._maybe_init_from_storage(storage)
@@ -234,8 +308,9 @@ class FusedPrioritizedSampler(PrioritizedSampler):
         if not total > 0:
             raise RuntimeError("non-positive p_sum")
         if self._rng is None:  # the eager sampler's random streams (_uniform_mass)
-            index, q = tree.descend(torch.from_numpy(
-                np.random.uniform(0.0, total, size=batch_size)), _Q)
+            index, q = tree.descend(
+                torch.from_numpy(np.random.uniform(0.0, total, size=batch_size)), _Q
+            )
         else:
             index, q = tree.descend(torch.rand(batch_size, generator=self._rng), _Q, total)
         weight = torch.pow(q.to(self.dtype) / q_min, -self._beta)
@@ -245,16 +320,19 @@ class FusedPrioritizedSampler(PrioritizedSampler):
 
     def update_priority(self, index, priority, *, storage=None) -> None:
         self._maybe_init_from_storage(storage)
-        if not (type(priority) is torch.Tensor and priority.shape == getattr(index, "shape", None)
-                and priority.device.type == "cpu" and self._direct(index)):
+        if not (
+            type(priority) is torch.Tensor
+            and priority.shape == getattr(index, "shape", None)
+            and priority.device.type == "cpu"
+            and self._direct(index)
+        ):
             super().update_priority(index, priority, storage=storage)
             return
         priority = priority.detach()
         q = self._q(priority)  # upstream's q, on the whole vector, in the priorities' dtype
         if q.dtype not in (torch.float32, torch.float64):
             q = q.to(torch.float64)
-        self._tree.write(index, priority.to(torch.float64).contiguous(), q.contiguous(),
-                         self._raw)
+        self._tree.write(index, priority.to(torch.float64).contiguous(), q.contiguous(), self._raw)
         if not self._max_priority_within_buffer:
             self._seen(priority.max())
 
@@ -283,3 +361,39 @@ class FusedPrioritizedSampler(PrioritizedSampler):
         self._tree.write(index, float(raw), q.contiguous(), self._raw)
         if not self._max_priority_within_buffer:
             self._seen(raw)
+
+
+def _fused_copy(sampler: PrioritizedSampler) -> FusedPrioritizedSampler:
+    """A fused sampler built with the options of the eager one a buffer class made."""
+    return FusedPrioritizedSampler(
+        sampler._max_capacity,
+        sampler._alpha,
+        sampler._beta,
+        sampler._eps,
+        sampler.dtype,
+        sampler.reduction,
+        device=sampler._device,
+        upper_priority=sampler._upper_priority,
+    )
+
+
+def _held(buffer) -> PrioritizedSampler:
+    return buffer._sampler if getattr(buffer, "_sync", True) else buffer._prioritized_sampler
+
+
+class TensorDictPrioritizedReplayBuffer(buffers.TensorDictPrioritizedReplayBuffer):
+    """``impls.TensorDictPrioritizedReplayBuffer`` holding a ``FusedPrioritizedSampler``."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        buffers._swap_sampler(self, _fused_copy(_held(self)))
+
+
+class PrioritizedReplayBuffer(buffers.PrioritizedReplayBuffer):
+    """``impls.PrioritizedReplayBuffer`` whose default sampler is a ``FusedPrioritizedSampler``
+    (an explicit ``sampler=`` is used as given)."""
+
+    def __init__(self, *, sampler=None, **kwargs) -> None:
+        super().__init__(sampler=sampler, **kwargs)
+        if sampler is None:
+            buffers._swap_sampler(self, _fused_copy(_held(self)))

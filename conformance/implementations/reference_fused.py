@@ -9,6 +9,9 @@ from conformance import __version__
 from conformance.implementations.adapter import LazyAdapter
 from conformance.implementations.reference import own_impls
 
-IMPLEMENTATION = LazyAdapter("reference-fused", __version__,
-                             "conformance.implementations.reference_fused_areas",
-                             precondition=own_impls)
+IMPLEMENTATION = LazyAdapter(
+    "reference-fused",
+    __version__,
+    "conformance.implementations.reference_fused_areas",
+    precondition=own_impls,
+)
