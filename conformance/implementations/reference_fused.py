@@ -8,10 +8,23 @@ from __future__ import annotations
 from conformance import __version__
 from conformance.implementations.adapter import LazyAdapter
 from conformance.implementations.reference import own_impls
+from conformance.interface import Untestable
+
+
+def kernel_loaded() -> None:
+    """Untestable unless the suite's ``impls`` is imported and its C kernel compiled and loaded
+    here: without a compiler the fused classes fall back to the eager code, and a pass would then
+    say nothing about the fused walks."""
+    own_impls()
+    from impls import fused_tree
+
+    if fused_tree.FUSED_ERROR is not None:
+        raise Untestable(f"the fused tree's C kernel is not available here: {fused_tree.FUSED_ERROR}")
+
 
 IMPLEMENTATION = LazyAdapter(
     "reference-fused",
     __version__,
     "conformance.implementations.reference_fused_areas",
-    precondition=own_impls,
+    precondition=kernel_loaded,
 )

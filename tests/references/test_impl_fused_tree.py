@@ -125,3 +125,13 @@ def test_the_buffer_classes_hold_the_fused_sampler():
         )._sampler
         is given
     )
+
+
+def test_without_the_kernel_the_fused_implementation_is_untestable_never_eager(monkeypatch):
+    # a pass of the eager fallback would say nothing about the fused walks
+    from conformance.implementations import reference_fused
+    from conformance.interface import Untestable
+
+    monkeypatch.setattr(fused, "FUSED_ERROR", "FileNotFoundError: cc")
+    with pytest.raises(Untestable, match="C kernel is not available here: FileNotFoundError: cc"):
+        reference_fused.kernel_loaded()
