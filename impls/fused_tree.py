@@ -150,6 +150,17 @@ class FusedSegmentTree(SegmentTree):
         self._scratch_top = torch.empty(self.top, dtype=torch.float64)
         self._fill_cache = {}
 
+    # the kernel's pointer tables point into this tree's own tensors: a copy (deepcopy, pickle)
+    # drops them and makes its own from its own tensors
+    _POINTERS = ("_rows", "_roots", "_ops")
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k not in self._POINTERS}
+
+    def __setstate__(self, state) -> None:
+        self.__dict__.update(state)
+        self._make_views()
+
     def _scan(self, mass: torch.Tensor, channel: int):
         if not self._fused:
             return super()._scan(mass, channel)

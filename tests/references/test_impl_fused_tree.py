@@ -155,3 +155,18 @@ def test_every_replay_spec_passes_on_reference_fused(tmp_path):
     rows = json.loads(results.read_text())["rows"]
     outcomes = {r["outcome"] for r in rows}
     assert rows and outcomes == {"pass"}, (outcomes, proc.stdout[-3000:])
+def test_a_copy_walks_its_own_tensors():
+    """The kernel's pointer tables are remade for a copy: writing the copy leaves the original
+    as it was (a copied table would write into the original's tensors)."""
+    import copy
+    import pickle
+
+    sampler = fused.FusedPrioritizedSampler(3000, 0.6, 0.4, max_priority_within_buffer=True)
+    sampler.update_priority(torch.arange(3000), torch.linspace(0.1, 5.0, 3000, dtype=torch.float64))
+    before = [level.clone() for level in sampler._tree.levels]
+    for twin in (copy.deepcopy(sampler), pickle.loads(pickle.dumps(sampler))):
+        assert twin._tree._fused
+        twin.update_priority(torch.arange(0, 3000, 7), torch.full((429,), 9.0, dtype=torch.float64))
+        twin.mark_update(torch.arange(5, 3000, 11))
+        assert all(torch.equal(a, b) for a, b in zip(before, sampler._tree.levels, strict=True))
+        assert float(twin._tree.root[0]) != float(sampler._tree.root[0])
