@@ -47,6 +47,10 @@ class Output:
         return self.folder / "side_by_side.previous.json"
 
 
+#: what `nox -s bench` compares by default: the eager reference, its replay with the fused tree
+#: walks (issue #45: the replay targets against TorchRL's C++ trees; replay area only, the other
+#: workloads are n/a for it) and the installed TorchRL
+BENCH_DEFAULT = "reference,reference-fused,torchrl"
 FULL = Output(REPORTS / "benchmarks.md", REPORTS / "benchmarks")
 PARTIAL = Output(REPORTS / "benchmarks-partial.md", REPORTS / "benchmarks-partial")
 GPU = REPORTS / "gpu"  #: where a cuda run's report, results and plots go
@@ -74,7 +78,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m benchtools", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--impl", default=None,
-                   help="implementations, as for the specs (default: reference,torchrl)")
+                   help=f"implementations, as for the specs (default: {BENCH_DEFAULT})")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     p.add_argument("-k", dest="keyword", help="pytest -k expression over the group ids (a "
                                                "partial run: reports/benchmarks-partial.md)")
@@ -92,9 +96,9 @@ def parser() -> argparse.ArgumentParser:
 
 def check(args) -> list[str]:
     """The implementation names, or UsageError: nothing is touched before this passed."""
-    from conformance.implementations import DEFAULT, ENV_VAR, UnknownImplementation, resolve
+    from conformance.implementations import ENV_VAR, UnknownImplementation, resolve
 
-    raw = args.impl if args.impl else os.environ.get(ENV_VAR) or DEFAULT
+    raw = args.impl if args.impl else os.environ.get(ENV_VAR) or BENCH_DEFAULT
     names = [n.strip() for n in raw.split(",") if n.strip()]
     try:
         resolve(",".join(names))

@@ -4,6 +4,7 @@
 time of each run (one torch thread). The ratio is the median over pairs, with its spread.
 
     python -m benchtools.end_to_end [--env mock|Pendulum-v1] [--pairs 5] [--frames 1000]
+                                    [--impl reference|reference-fused]
 
 Pendulum-v1 needs gymnasium; ``mock`` is TorchRL's own continuous test environment (nothing
 beyond torchrl). Prints one line per algorithm; nothing is written.
@@ -29,16 +30,17 @@ def _run(main, algo: str, impl: str, env: str, frames: int) -> float:
     return time.process_time() - start
 
 
-def paired(main, algo: str, env: str, frames: int, pairs: int) -> list[float]:
-    """reference / torchrl per pair, the first of a pair alternating (after one warm-up run of
+def paired(main, algo: str, env: str, frames: int, pairs: int,
+           candidate: str = "reference") -> list[float]:
+    """candidate / torchrl per pair, the first of a pair alternating (after one warm-up run of
     each, not kept)."""
-    for impl in ("torchrl", "reference"):
+    for impl in ("torchrl", candidate):
         _run(main, algo, impl, env, frames)
     ratios = []
     for n in range(pairs):
-        order = ("torchrl", "reference") if n % 2 == 0 else ("reference", "torchrl")
+        order = ("torchrl", candidate) if n % 2 == 0 else (candidate, "torchrl")
         seconds = {impl: _run(main, algo, impl, env, frames) for impl in order}
-        ratios.append(seconds["reference"] / seconds["torchrl"])
+        ratios.append(seconds[candidate] / seconds["torchrl"])
     return ratios
 
 
@@ -49,6 +51,9 @@ def main(argv=None) -> None:
     p.add_argument("--pairs", type=int, default=5)
     p.add_argument("--frames", type=int, default=1000)
     p.add_argument("--algo", nargs="+", default=["sac", "ppo"], choices=["sac", "ppo"])
+    p.add_argument("--impl", default="reference", choices=["reference", "reference-fused"],
+                   help="what is compared with torchrl (reference-fused: the reference with "
+                        "its prioritized sampler's tree walks in C)")
     args = p.parse_args(argv)
     import torch
 
@@ -57,8 +62,8 @@ def main(argv=None) -> None:
     from dropin_training import main as train
 
     for algo in args.algo:
-        ratios = paired(train, algo, args.env, args.frames, args.pairs)
-        print(f"{algo} on {args.env}, {args.frames} frames: reference / torchrl = "
+        ratios = paired(train, algo, args.env, args.frames, args.pairs, args.impl)
+        print(f"{algo} on {args.env}, {args.frames} frames: {args.impl} / torchrl = "
               f"{statistics.median(ratios):.3f} (median of {len(ratios)} pairs in turns, spread "
               f"{min(ratios):.3f} – {max(ratios):.3f}; target <= 1.0: "
               f"{'met' if statistics.median(ratios) <= 1.0 else 'NOT met'})", flush=True)

@@ -33,6 +33,21 @@ def _cell(stats) -> str:
             f"{stats.rounds} rounds)")
 
 
+def provides(impl: str, area: str) -> bool:
+    """Whether an implementation has an area (its adapter gives one for it): a replay-only
+    implementation such as ``reference-fused`` gets no lines for the other areas' workloads and
+    targets, rather than a column of "not measured". Anything unsure counts as provided."""
+    from conformance.implementations import UnknownImplementation, resolve
+
+    try:
+        adapter = resolve(impl)[0].obj
+        return getattr(adapter, area, None) is not None
+    except UnknownImplementation:
+        return True
+    except Exception:  # noqa: BLE001 - an area that does not load is shown, as n/a, not dropped
+        return True
+
+
 def ratio_table(points, impls: list[str], device: str) -> list[str]:
     """Per workload: <impl> / baseline over the grid (min, median, max)."""
     base = BASELINE if BASELINE in impls else (impls or [None])[0]  # a yardsticks-only run: none
@@ -41,7 +56,7 @@ def ratio_table(points, impls: list[str], device: str) -> list[str]:
     for area, workload in groups.workloads():
         if workload.area is None or not list(workload.points(device)):
             continue
-        for impl in (i for i in impls if i != base):
+        for impl in (i for i in impls if i != base and provides(i, area)):
             ratios = []
             for params in workload.points(device):
                 value = ratio(points.get(workload.name, impl, device, **params),
@@ -229,7 +244,7 @@ def write(run: Run, path: Path, *, command: str, seconds: float | None, skips: d
     for area, targets in itertools.groupby(groups.targets(), key=lambda pair: pair[0]):
         lines += [f"**{AREAS[area]}**", ""]
         for _, target in targets:
-            lines += target.lines(points, impls)
+            lines += target.lines(points, [i for i in impls if provides(i, area)])
         lines.append("")
     lines += ["## Floors of this device (measured in this run)", "",
               "Each point's floor is what its device cannot go below: the kernel launches "

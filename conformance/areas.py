@@ -32,7 +32,7 @@ ORDER: tuple[Area, ...] = (
     Area(4, "ppo_value_clipping", "PPO value clipping", ("impls/ppo_value_clipping.py",)),
     Area(5, "prioritized_replay", "Prioritized replay max priority",
          ("impls/segment_tree.py", "impls/prioritized_replay.py", "impls/replay_checkpoint.py",
-          "impls/prioritized_buffers.py")),
+          "impls/prioritized_buffers.py", "impls/fused_tree.py")),
 )
 
 #: attribute name on an implementation -> human title, in area order

@@ -485,6 +485,38 @@ def test_multi_level_trees_agree_with_the_model(prioritized_replay, capacity):
     _check_law(restored, heavy, seed=24)
 
 
+# The maximum's slot sits far from the first top node (slot 0's ancestors), and each write that
+# evicts a maximum reaches it from the ring cursor in one call: the default must come from
+# what stays, so every level above the evicted slots must be up to date before it is read.
+_EVICTED = {700: 9.0, 1500: 7.5, -1: 6.25}  # slot (-1: the last) -> priority
+
+
+@pytest.mark.parametrize("capacity", CAPACITIES, ids=lambda n: f"capacity={n}")
+def test_evicting_a_maximum_deep_in_a_multi_level_tree(prioritized_replay, capacity):
+    """A full buffer of 3000 or 100 000 items at the initial priority, three of them raised:
+    9 in slot 700, 7.5 in slot 1500, 6.25 in the last slot. One write from slot 0 up to and
+    including the slot of 9 evicts it: its items get 7.5 (the largest priority that stays, not
+    the evicted 9), and the default is 7.5; the new items are lowered to 0.5, and a second
+    write up to the slot of 7.5 evicts that one: 6.25. After each write: the new items' tree
+    values, the default, every tree value and 256 draws (indices, items, weights) against the
+    model. Deterministic slots; draws seeded (31, 32)."""
+    run = Run(prioritized_replay, capacity=capacity)
+    run.extend(capacity)  # the ring is full; the cursor is back at slot 0
+    slots = [s % capacity for s in _EVICTED]
+    run.update(slots, list(_EVICTED.values()))
+    run.check_default()
+    for step, (evicted, seed) in enumerate(zip(slots[:2], (31, 32), strict=True)):
+        cursor = int(run.model.cursor)
+        written = run.extend(evicted - cursor + 1)  # checks the new items' tree values
+        run.check_default(f"default priority after evicting the maximum in slot {evicted} "
+                          "!= largest stored")
+        run.check_tree()
+        run.check_sample(256, seed=seed)
+        if step == 0:
+            run.update(written, 0.5)
+            run.check_default()
+
+
 # ------------------------------------------------------------------ edge inputs
 
 

@@ -228,6 +228,51 @@ def test_sampler_sum_tree_agrees_with_the_model(sampler_tree, capacity):
             actual=got[bad] if got.shape == items.shape else got))
 
 
+#: every batch size up to the widest block of any tree here (the reference's 32, TorchRL's 2),
+#: each right after a batch of another size: a tree that keeps per-size scratch buffers must
+#: not reuse one of another batch size
+BATCH_SIZES = list(range(1, 34))
+
+
+@pytest.mark.parametrize("capacity", [4000, 100_000], ids=lambda n: f"capacity={n}")
+def test_sampler_sum_tree_after_batches_of_every_size(sampler_tree, capacity):
+    """A full sampler of 4000 or 100 000 items, every priority set at once, then
+    ``update_priority`` of 1, 2, 3, ... 33 random distinct items in turn (each batch size
+    follows another: the reference's tree at 4000 items has blocks of 4, at 100 000 of 10).
+    After each batch: the total and the sum up to each item just written, against the model's
+    prefix sums of (p + eps)^alpha, and a search by a mass inside each such item's share finds
+    it. Seeded (capacity)."""
+    rng = np.random.default_rng(capacity)
+    buf = sampler_tree.buffer(capacity=capacity, alpha=ALPHA, beta=BETA, eps=EPS,
+                              **device.keyword(sampler_tree))
+    buf.extend(capacity)
+    priority = rng.integers(64, 16 * 64, capacity) / 64.0
+    buf.update_priority(np.arange(capacity), priority)
+    tree = sampler_tree.sampler_sum_tree(buf)
+    sizes = []
+    for n in BATCH_SIZES:
+        index = np.sort(rng.choice(capacity, n, replace=False))
+        priority[index] = rng.integers(64, 16 * 64, n) / 64.0
+        buf.update_priority(index, priority[index])
+        sizes.append(n)
+        q = (priority + EPS) ** ALPHA
+        prefix = np.cumsum(q)
+        params = {"capacity": capacity, "alpha": ALPHA, "eps": EPS,
+                  "update_priority batch sizes so far": sizes[-3:], "items": index[:6]}
+        ends = [capacity, *(index + 1).tolist()]
+        got = np.array([tree.query(0, end) for end in ends], dtype=np.float64)
+        assert_close("sampler._sum_tree.query(0, end) != the sum of (p + eps)^alpha over "
+                     "[0, end) after a batch of update_priority", got, prefix[np.array(ends) - 1],
+                     params={**params, "ends": ends[:6]}, rtol=SUM_RTOL)
+        mass = prefix[index] - q[index] / 2  # mid-item: q >= 1, so 0.5 from either boundary
+        found = np.asarray(tree.scan_lower_bound(mass), dtype=np.int64)
+        if not np.array_equal(found, index):
+            raise AssertionError(message(
+                "sampler._sum_tree.scan_lower_bound(mass inside item i's share) != i after a "
+                "batch of update_priority", params={**params, "mass": mass[:6]},
+                expected=index, actual=found))
+
+
 @pytest.mark.parametrize("size", [7, 3000], ids=lambda n: f"size={n}")
 def test_search_of_an_all_zero_sum_tree_is_refused(trees, size):
     """A sum tree whose leaves are all 0 (never written, or zeroed): no leaf has any mass, so

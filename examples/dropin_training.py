@@ -28,12 +28,16 @@ from torch import nn
 
 
 def classes(impl: str) -> dict:
-    """The four swapped classes, from TorchRL or from the reference (the one switch)."""
-    if impl == "reference":
+    """The four swapped classes, from TorchRL or from the reference (the one switch);
+    ``reference-fused``: the reference with its prioritized sampler's tree walks in C."""
+    if impl in ("reference", "reference-fused"):
         import impls
 
+        sampler = impls.PrioritizedSampler
+        if impl == "reference-fused":
+            from impls.fused_tree import FusedPrioritizedSampler as sampler
         return {"TanhNormal": impls.TanhNormal, "SACLoss": impls.SACLoss,
-                "ClipPPOLoss": impls.ClipPPOLoss, "PrioritizedSampler": impls.PrioritizedSampler}
+                "ClipPPOLoss": impls.ClipPPOLoss, "PrioritizedSampler": sampler}
     from torchrl.data import PrioritizedSampler
     from torchrl.modules import TanhNormal
     from torchrl.objectives import ClipPPOLoss, SACLoss
@@ -150,7 +154,7 @@ def run_ppo(args, c, env) -> list[tuple[float, float]]:
 
 def parse(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--impl", choices=["torchrl", "reference"], default="reference")
+    p.add_argument("--impl", choices=["torchrl", "reference", "reference-fused"], default="reference")
     p.add_argument("--algo", choices=["sac", "ppo"], default="sac")
     p.add_argument("--env", default="Pendulum-v1", help="a gym id, or mock")
     p.add_argument("--frames", type=int, default=3000)

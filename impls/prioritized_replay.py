@@ -123,7 +123,7 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
     # ------------------------------------------------------------------------------- state
     def _init(self) -> None:
         ops = ("sum", "min", "min") if self._max_priority_within_buffer else ("sum", "min")
-        self._tree = SegmentTree(self._max_capacity, ops)
+        self._tree = self._make_tree(ops)
         self._sum_tree = _Channel(self._tree, _Q)
         # raw priority per slot, +inf where no item is stored
         self._raw = torch.full((self._max_capacity,), math.inf, dtype=torch.float64)
@@ -133,6 +133,10 @@ class PrioritizedSampler(_TorchRLPrioritizedSampler):
         self._positions = torch.arange(self._max_capacity)
         # built on the CPU and moved in one place (_to), shared with a storage's device
         self._to(self._device or self.device)
+
+    def _make_tree(self, ops) -> SegmentTree:
+        """The tree of the sampler's channels (``impls.fused_tree`` gives its own)."""
+        return SegmentTree(self._max_capacity, ops)
 
     def _to(self, device: torch.device) -> None:
         """Move the tree and every per-slot tensor to ``device`` (a no-op where they are)."""

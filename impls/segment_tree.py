@@ -39,12 +39,15 @@ class SegmentTree:
     than by gathering blocks, which saves a level in every write.
     """
 
+    #: the widest block (None: ``MAX_BRANCHING``, read at each construction)
+    max_branching: int | None = None
+
     def __init__(self, size: int, reduce="sum", *, dtype=torch.float64, device=None):
         # Like TorchRL's trees, a tree of 0 leaves is accepted; a negative size fails in
         # ``repeat`` below, and an unknown reduction is a KeyError naming it (_NEUTRAL[op]).
         ops = (reduce,) if isinstance(reduce, str) else tuple(reduce)
         self._neutral = torch.tensor([_NEUTRAL[op] for op in ops], dtype=dtype).unsqueeze(1)
-        height, b, top = _shape(size)
+        height, b, top = _shape(size, self.max_branching)
         self.size, self.ops, self.branching, self.height, self.top = size, ops, b, height, top
         self._single = isinstance(reduce, str)
         # runs of channels sharing an operation (the sampler's two min channels): one call each
@@ -60,11 +63,10 @@ class SegmentTree:
 
     def _make_views(self) -> None:
         """Views of the levels (remade when ``to`` moves them): per level below the top,
-        ``[channels, parents, branching]`` blocks; the path divisors of levels 1 .. height;
-        per channel group, (op, its part of the top, its part of the root)."""
+        ``[channels, parents, branching]`` blocks; per channel group, (op, its part of the top,
+        its part of the root)."""
         c, b = len(self.ops), self.branching
         self._blocks = [level.view(c, -1, b) for level in self.levels[: self.height]]
-        self._divisors = self._tensor(b ** torch.arange(1, self.height + 1)).unsqueeze(1)
         top, root = self.levels[self.height], self.levels[-1][:, 0]
         self._root_parts = [(op, top[lo:hi], root[lo:hi]) for op, lo, hi in self._groups]
         # Every tensor op costs microseconds of dispatch whatever its size, and an operation
@@ -72,9 +74,6 @@ class SegmentTree:
         self._zero = self._neutral.new_zeros(())  # nextafter's direction in the descent
         self._sum_parts = {}  # channel -> its views for the descent (``_sum_views``)
         self._channel_parts = {}  # channel -> its op and levels (``fill_channel``)
-
-    def _views(self):
-        return self._blocks, self._divisors
 
     def _tensor(self, x) -> torch.Tensor:
         """``x`` (a tensor, a number or a sequence) as a tensor on the tree's device: the one
@@ -130,15 +129,9 @@ class SegmentTree:
         return out
 
     # ------------------------------------------------------------------------------ writing
-    def path(self, index: torch.Tensor) -> torch.Tensor:
-        """The node indices touched by writing leaves ``index``: one row per level above the
-        leaves, up to the top."""
-        return torch.div(index.unsqueeze(0), self._views()[1], rounding_mode="floor")
-
     def _parents(self, index: torch.Tensor, unique: bool = False):
-        """The rows of ``path(index)``, level by level (one division each: fewer ops than
-        dividing by every level's divisor at once and splitting the rows); with ``unique``,
-        each parent once (sorted)."""
+        """The ancestors of leaves ``index``, level by level up to the top (one division
+        each); with ``unique``, each parent once (sorted)."""
         parent = index
         for _ in range(self.height):
             parent = torch.div(parent, self.branching, rounding_mode="floor")
@@ -155,7 +148,7 @@ class SegmentTree:
     def _set_wide(self, index: torch.Tensor) -> None:
         """``set``'s recomputation of the ancestors for a wide write: each parent once, so no
         level gathers more values than the leaf level holds (no scratch: the sizes vary)."""
-        blocks = self._views()[0]
+        blocks = self._blocks
         for level, parent in enumerate(self._parents(index, unique=True), 1):
             self.levels[level].index_copy_(
                 1, parent, self._reduce(blocks[level - 1].index_select(1, parent),
@@ -165,7 +158,7 @@ class SegmentTree:
         """Write leaves ``index`` (a long tensor without repeats; ``value``: ``[k]`` for a
         single-channel tree, ``[channels, k]`` otherwise) and recompute their ancestors."""
         levels, channels = self.levels, len(self.ops)
-        blocks = self._views()[0]
+        blocks = self._blocks
         if value.dtype != self.dtype:
             value = value.to(self.dtype)
         levels[0].index_copy_(1, index, value.reshape(channels, -1))
@@ -237,7 +230,7 @@ class SegmentTree:
 
     def rebuild(self) -> None:
         """Recompute every inner node from the leaves (O(size))."""
-        blocks = self._views()[0]
+        blocks = self._blocks
         for level in range(self.height):
             self._reduce(blocks[level], self.levels[level + 1])
         for op, top, root in self._root_parts:
@@ -328,13 +321,13 @@ class _Channel:
         return self.tree.device
 
 
-def _shape(size: int) -> tuple[int, int, int]:
+def _shape(size: int, max_branching: int | None = None) -> tuple[int, int, int]:
     """(height, branching, top) of the complete tree over ``top * branching ** height`` >=
     ``size`` leaves: the fewest levels with at most ``MAX_BRANCHING`` children per node under a
     top of at most ``MAX_TOP`` nodes, then the smallest branching and top for them. The
     constants are read at each call: the reference's self-tests lower them to build deep trees
-    at small sizes."""
-    b_max, t_max = MAX_BRANCHING, MAX_TOP
+    at small sizes. ``max_branching`` replaces ``MAX_BRANCHING`` (a subclass's own bound)."""
+    b_max, t_max = max_branching or MAX_BRANCHING, MAX_TOP
     height = 0
     while t_max * b_max ** height < size:
         height += 1

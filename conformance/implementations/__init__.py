@@ -10,6 +10,8 @@ from dataclasses import dataclass
 BUILTIN = {
     "reference": "conformance.implementations.reference:IMPLEMENTATION",
     "torchrl": "conformance.implementations.torchrl:IMPLEMENTATION",
+    # the reference's replay with its tree walks in one C call each (issue #45; replay area only)
+    "reference-fused": "conformance.implementations.reference_fused:IMPLEMENTATION",
     # other RL libraries (installed by `nox -s libraries`, one layer each)
     "sb3": "conformance.implementations.sb3:IMPLEMENTATION",
     "tianshou": "conformance.implementations.tianshou:IMPLEMENTATION",

@@ -120,3 +120,12 @@ def _default_sigint():
 def test_a_narrowed_run_never_replaces_the_full_report(outputs, monkeypatch):
     assert cli._output(cli.parser().parse_args(["-k", "ppo"])) is cli.PARTIAL
     assert cli._output(cli.parser().parse_args([])) is cli.FULL
+
+
+def test_the_default_compares_the_fused_replay_and_a_replay_only_impl_gets_no_other_lines():
+    from benchtools import cli, report
+
+    assert cli.BENCH_DEFAULT.split(",") == ["reference", "reference-fused", "torchrl"]
+    assert report.provides("reference-fused", "prioritized_replay")
+    assert not report.provides("reference-fused", "tanh_normal_mode")
+    assert report.provides("reference", "tanh_normal_mode")

@@ -58,4 +58,4 @@ def test_mutant_fails_the_tree_spec(suite_run, mutant):
 
 
 def test_the_unmutated_construction_passes(suite_run):
-    assert_unmutated_passes(suite_run, 21)
+    assert_unmutated_passes(suite_run, 23)

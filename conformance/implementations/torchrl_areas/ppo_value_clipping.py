@@ -20,6 +20,17 @@ from conformance.interface import (
 from conformance.interface.ppo_value_clipping import VALUE_NORM_LOSS_CLASSES
 
 
+def _normal_actor(mean_and_scale: torch.nn.Module):
+    """TorchRL's actor over a module writing ``loc`` and ``scale`` from ``observation``: a
+    ``Normal`` policy with its log-probability (every §4 capability builds its actor so)."""
+    from tensordict.nn import TensorDictModule
+    from torchrl.modules import ProbabilisticActor
+
+    return ProbabilisticActor(
+        TensorDictModule(mean_and_scale, ["observation"], ["loc", "scale"]),
+        in_keys=["loc", "scale"], distribution_class=torch.distributions.Normal,
+        return_log_prob=True)
+
 class _ZeroMeanUnitScale(torch.nn.Module):
     # The policy is irrelevant to the critic loss; a fixed Normal keeps the ratio exactly 1.
     def forward(self, observation):
@@ -65,14 +76,8 @@ class ClipPPOCritic:
 
     def _build(self, value_net, clip_value, clip_epsilon, critic_coeff):
         from tensordict.nn import TensorDictModule
-        from torchrl.modules import ProbabilisticActor
 
-        actor = ProbabilisticActor(
-            TensorDictModule(_ZeroMeanUnitScale(), ["observation"], ["loc", "scale"]),
-            in_keys=["loc", "scale"],
-            distribution_class=torch.distributions.Normal,
-            return_log_prob=True,
-        )
+        actor = _normal_actor(_ZeroMeanUnitScale())
         critic = TensorDictModule(value_net, ["observation"], ["state_value"])
         kwargs = {
             "entropy_bonus": False,
@@ -154,12 +159,8 @@ class PPOLossFamilyCritic(ClipPPOCritic):
         the diagnostics read from its forward's output keys."""
         from tensordict import TensorDict
         from tensordict.nn import TensorDictModule
-        from torchrl.modules import ProbabilisticActor
 
-        actor = ProbabilisticActor(
-            TensorDictModule(_SharedMean(shared), ["observation"], ["loc", "scale"]),
-            in_keys=["loc", "scale"], distribution_class=torch.distributions.Normal,
-            return_log_prob=True)
+        actor = _normal_actor(_SharedMean(shared))
         critic = TensorDictModule(value_net, ["observation"], ["state_value"])
         kwargs = {"entropy_bonus": False, "loss_critic_type": "l2", self.coeff_name: critic_coeff,
                   "separate_losses": separate_losses, "functional": functional}
@@ -189,12 +190,8 @@ class PPOLossFamilyCritic(ClipPPOCritic):
         batch, unread)."""
         from tensordict import TensorDict
         from tensordict.nn import TensorDictModule
-        from torchrl.modules import ProbabilisticActor
 
-        actor = ProbabilisticActor(
-            TensorDictModule(_SharedMean(None), ["observation"], ["loc", "scale"]),
-            in_keys=["loc", "scale"], distribution_class=torch.distributions.Normal,
-            return_log_prob=True)
+        actor = _normal_actor(_SharedMean(None))
         critic = TensorDictModule(value_net, ["observation"], ["state_value"])
         with quiet():
             loss = self.loss_cls(actor, critic, entropy_bonus=False, loss_critic_type="l2",
@@ -215,12 +212,8 @@ class PPOLossFamilyCritic(ClipPPOCritic):
         ``log_weight``; ``clip_epsilon`` handed to the constructor as given."""
         from tensordict import TensorDict
         from tensordict.nn import TensorDictModule
-        from torchrl.modules import ProbabilisticActor
 
-        actor = ProbabilisticActor(
-            TensorDictModule(_SharedMean(None), ["observation"], ["loc", "scale"]),
-            in_keys=["loc", "scale"], distribution_class=torch.distributions.Normal,
-            return_log_prob=True)
+        actor = _normal_actor(_SharedMean(None))
         value_net = torch.nn.Linear(1, 1, dtype=log_weight.dtype, device=log_weight.device)
         critic = TensorDictModule(value_net, ["observation"], ["state_value"])
         with quiet():
@@ -248,12 +241,8 @@ class PPOLossFamilyCritic(ClipPPOCritic):
         ``loss_critic`` and ``value_clip_fraction`` read per head when they are tensordicts."""
         from tensordict import TensorDict, is_tensor_collection
         from tensordict.nn import TensorDictModule
-        from torchrl.modules import ProbabilisticActor
 
-        actor = ProbabilisticActor(
-            TensorDictModule(_SharedMean(None), ["observation"], ["loc", "scale"]),
-            in_keys=["loc", "scale"], distribution_class=torch.distributions.Normal,
-            return_log_prob=True)
+        actor = _normal_actor(_SharedMean(None))
         critic = TensorDictModule(value_net, ["observation"],
                                   [("state_value", head) for head in heads])
         with quiet():
@@ -285,12 +274,8 @@ class PPOLossFamilyCritic(ClipPPOCritic):
         ``log_weight``; ``out["ESS"]`` as the forward reports it."""
         from tensordict import TensorDict
         from tensordict.nn import TensorDictModule
-        from torchrl.modules import ProbabilisticActor
 
-        actor = ProbabilisticActor(
-            TensorDictModule(_ZeroMeanUnitScale(), ["observation"], ["loc", "scale"]),
-            in_keys=["loc", "scale"], distribution_class=torch.distributions.Normal,
-            return_log_prob=True)
+        actor = _normal_actor(_ZeroMeanUnitScale())
         critic = TensorDictModule(_ZeroValue(log_weight), ["observation"], ["state_value"])
         with quiet():
             loss = self.loss_cls(actor, critic, entropy_bonus=False, loss_critic_type="l2")
@@ -320,15 +305,11 @@ class PPOLossFamilyCriticValueNorm(PPOLossFamilyCritic):
                                valid=None) -> CriticReport:
         from tensordict import TensorDict
         from tensordict.nn import TensorDictModule
-        from torchrl.modules import ProbabilisticActor
 
         value_norm = self.norms[norm](shape=1, device=observation.device)
         if warmup is not None:
             value_norm.update(warmup)
-        actor = ProbabilisticActor(
-            TensorDictModule(_SharedMean(None), ["observation"], ["loc", "scale"]),
-            in_keys=["loc", "scale"], distribution_class=torch.distributions.Normal,
-            return_log_prob=True)
+        actor = _normal_actor(_SharedMean(None))
         critic = TensorDictModule(value_net, ["observation"], ["state_value"])
         with quiet():
             loss = self.multiagent[loss_class](

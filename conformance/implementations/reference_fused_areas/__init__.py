@@ -1,0 +1,1 @@
+"""Areas of ``reference-fused``: prioritized replay only (see ``reference_fused``)."""
