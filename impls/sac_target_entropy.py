@@ -40,9 +40,9 @@ def action_keys(loss) -> list:
 
 def _one_agents_elements(spec, key) -> int:
     """The elements of one agent's action at ``key``: the leaf's shape past the shape of the
-    composite holding it (the agents' group, or the root)."""
+    composite holding it (the agents' group, or the root: a composite's entry () is itself)."""
     *group, leaf = key if isinstance(key, tuple) else (key,)
-    container = spec[tuple(group)] if group else spec
+    container = spec[tuple(group)]
     return container[leaf].shape[container.ndim:].numel()
 
 
