@@ -19,8 +19,10 @@ from __future__ import annotations
 class RowWeights:
     """The sampler's per-row weights broadcast over each row's agent-steps."""
 
-    def _reduce_loss(self, loss, tensordict=None, *, mask=None, reduction=None, weights=None):
+    def _reduce_loss(self, loss, tensordict=None, *, weights=None):
+        # torchrl 0.14's SAC losses call this with the loss, the batch and the weights only
+        # (never a mask or a reduction of their own): the rest of upstream's keywords is not
+        # taken, so that no path here goes unused.
         if weights is not None and weights.shape != loss.shape:
             weights = self._expand_loss_mask(weights, loss)
-        return super()._reduce_loss(loss, tensordict, mask=mask, reduction=reduction,
-                                    weights=weights)
+        return super()._reduce_loss(loss, tensordict, weights=weights)

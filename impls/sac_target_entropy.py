@@ -18,6 +18,11 @@ counted: ``-(sum over the sample keys of the number of elements of one agent's a
 What is fixed is the construction and the target entropy. A forward pass of a composite actor
 with several heads keyed by a list is not: no spec exercises one, and upstream does not run it
 either (it cannot build the loss).
+
+Nor is an action without a spec anywhere: upstream refuses it with a RuntimeError naming
+``target_entropy``; here the lookup of the spec's empty entry fails (an AttributeError, which
+Python reports as the loss having no ``target_entropy``). No spec builds such a loss, and the reference keeps no
+refusal code that no spec reaches (the mutation run of issue #43).
 """
 
 from __future__ import annotations
@@ -26,66 +31,34 @@ import torch
 from tensordict import unravel_key
 
 
-def _spec_of_the_action(actor, keys):
-    """The spec of the module that writes the action (it keeps the groups' shapes), else the
-    actor's own."""
-    modules = list(getattr(actor, "module", []))
-    for module in reversed(modules):
-        spec = getattr(module, "spec", None)
-        if spec is not None and all(_has(spec, k) for k in keys):
-            return spec
-    return getattr(actor, "spec", None)
-
-
-def _has(spec, key) -> bool:
-    try:
-        return spec[key] is not None
-    except (KeyError, IndexError, TypeError):
-        return False
-
-
-def _elements(spec, container) -> int:
-    """The elements of one agent's action in ``spec`` (a leaf, or a composite of leaves)."""
-    from torchrl.data import Composite
-
-    if isinstance(spec, Composite):
-        return sum(_elements(s, container) for s in spec.values() if s is not None)
-    return spec.shape[len(container):].numel()
-
-
 def action_keys(loss) -> list:
-    """Every key the actor draws an action at: all the heads of a composite actor, else the
-    loss's action key."""
-    heads = [unravel_key(k) for k in getattr(loss.actor_network, "dist_sample_keys", []) or []]
-    if len(heads) > 1:
-        return heads
-    key = loss.tensor_keys.action
-    return [unravel_key(k) for k in key] if isinstance(key, list) else [unravel_key(key)]
+    """Every key the actor draws an action at (``dist_sample_keys``: each head of a composite
+    actor). The loss's own action key is not read: for a composite actor it is the first head
+    when the log-probabilities are aggregated, the list of heads otherwise."""
+    return [unravel_key(k) for k in loss.actor_network.dist_sample_keys]
+
+
+def _one_agents_elements(spec, key) -> int:
+    """The elements of one agent's action at ``key``: the leaf's shape past the shape of the
+    composite holding it (the agents' group, or the root: a composite's entry () is itself)."""
+    *group, leaf = key if isinstance(key, tuple) else (key,)
+    container = spec[tuple(group)]
+    return container[leaf].shape[container.ndim:].numel()
 
 
 def action_dimensions(loss) -> int:
+    """The spec given to the loss, else the one of the module that draws the action (the
+    actor's last: it keeps the group's shape, which the actor's merged spec loses). A spec
+    without an action entry raises torchrl's KeyError naming it."""
     from torchrl.data import Composite
 
     keys = action_keys(loss)
     spec = loss._action_spec
     if spec is None:
-        spec = _spec_of_the_action(loss.actor_network, keys)
-    if spec is None:
-        raise RuntimeError(
-            "Cannot infer the dimensionality of the action. Consider providing the target "
-            "entropy explicitly or provide the spec of the action tensor in the actor network.")
+        spec = loss.actor_network._last_module.spec
     if not isinstance(spec, Composite):
-        if len(keys) != 1:
-            raise RuntimeError(f"one action spec for {len(keys)} action keys {keys}")
         spec = Composite({keys[0]: spec})
-    total = 0
-    for key in keys:
-        if not _has(spec, key):
-            raise RuntimeError(f"the action spec has no entry {key!r}: give action_spec= or "
-                               "target_entropy= to the loss")
-        container = spec[key[:-1]].shape if isinstance(key, tuple) and len(key) > 1 else spec.shape
-        total += _elements(spec[key], container)
-    return total
+    return sum(_one_agents_elements(spec, key) for key in keys)
 
 
 class AutoTargetEntropy:

@@ -24,12 +24,11 @@ class _WeightsIgnored:
 
 
 class _CountNormalised:
-    def _reduce_loss(self, loss, tensordict=None, *, mask=None, reduction=None, weights=None):
-        if weights is not None and (reduction or self.reduction) == "mean":
+    def _reduce_loss(self, loss, tensordict=None, *, weights=None):
+        if weights is not None and self.reduction == "mean":
             weights = self._expand_loss_mask(weights, loss)
             return (loss * weights).sum() / loss.numel()
-        return super()._reduce_loss(loss, tensordict, mask=mask, reduction=reduction,
-                                    weights=weights)
+        return super()._reduce_loss(loss, tensordict, weights=weights)
 
 
 class _WeightsAsGiven:

@@ -20,17 +20,16 @@ from tests.mutants.source import mutated_module
 
 IMPORT = "from impls.sac_target_entropy import AutoTargetEntropy\n"
 EDITS = {
-    "ALWAYS_MINUS_ONE": ("        total += _elements(spec[key], container)",
-                         "        total += spec.shape[len(container):].numel()"),
-    "AGENTS_COUNTED": ("        spec = _spec_of_the_action(loss.actor_network, keys)",
-                       "        spec = getattr(loss.actor_network, \"spec\", None)"),
-    "FIRST_HEAD_ONLY": ("    if len(heads) > 1:\n        return heads\n",
-                        "    if len(heads) > 1:\n        return heads[:1]\n"),
-    "CONTAINER_KEPT": ("        container = spec[key[:-1]].shape if isinstance(key, tuple) and "
-                       "len(key) > 1 else spec.shape",
-                       "        container = ()"),
-    "LAST_DIM_ONLY": ("    return spec.shape[len(container):].numel()",
-                      "    return spec.shape[-1]"),
+    "ALWAYS_MINUS_ONE": ("    return container[leaf].shape[container.ndim:].numel()",
+                         "    return container.shape[container.ndim:].numel()"),
+    "AGENTS_COUNTED": ("        spec = loss.actor_network._last_module.spec",
+                       "        spec = loss.actor_network.spec"),
+    "FIRST_HEAD_ONLY": ("    return [unravel_key(k) for k in loss.actor_network.dist_sample_keys]",
+                        "    return [unravel_key(k) for k in loss.actor_network.dist_sample_keys[:1]]"),
+    "CONTAINER_KEPT": ("    return container[leaf].shape[container.ndim:].numel()",
+                       "    return container[leaf].shape.numel()"),
+    "LAST_DIM_ONLY": ("    return container[leaf].shape[container.ndim:].numel()",
+                      "    return container[leaf].shape[-1]"),
 }
 
 
