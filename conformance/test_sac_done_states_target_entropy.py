@@ -94,3 +94,40 @@ def test_the_automatic_target_entropy_is_minus_the_action_dimensions(auto_entrop
             "automatic target entropy != -dim(A)", params=params, expected=want,
             actual=float(got), cause=oracle.diagnose(float(got), space.heads, space.agents),
             link=_link(space)))
+
+
+#: no spec anywhere: the automatic rule cannot know the action's size
+NOWHERE = {
+    "A=2": SACActionSpace({"action": (2,)}, given_to="nowhere"),
+    "agents=3-A=2": SACActionSpace({"action": (2,)}, agents=3, given_to="nowhere"),
+}
+
+
+@pytest.mark.parametrize("case", list(NOWHERE))
+def test_without_an_action_spec_the_automatic_target_entropy_is_refused(auto_entropy, case):
+    """With no action spec on the loss or the actor, ``"auto"`` has nothing to count: the loss
+    refuses it with an error that names the target entropy, never returns a number (a made-up
+    size) and never fails as a missing attribute (an AttributeError inside the property reaches
+    the user as the loss "having no attribute target_entropy")."""
+    space = NOWHERE[case]
+    params = {"heads": space.heads, "agents": space.agents, "spec given to": space.given_to}
+    want = "an error naming the target entropy"
+    try:
+        got = auto_entropy.auto_target_entropy(action_space=space)
+    except (AssertionError, NotImplementedError):
+        raise
+    except AttributeError as exc:
+        raise AssertionError(message(
+            "no action spec: the refusal is an AttributeError", params=params, expected=want,
+            actual=f"AttributeError: {str(exc).splitlines()[0][:300] if str(exc) else ''}",
+            link=RL_3291)) from None
+    except Exception as exc:  # noqa: BLE001 - the refusal, of whatever type it is
+        text = str(exc).lower().replace("_", " ")
+        if "target entropy" not in text:
+            raise AssertionError(message(
+                "no action spec: the refusal does not name the target entropy", params=params,
+                expected=want, actual=f"{type(exc).__name__}: {str(exc)[:300]}",
+                link=RL_3291)) from None
+        return
+    raise AssertionError(message("no action spec, yet an automatic target entropy was given",
+                                 params=params, expected=want, actual=float(got), link=RL_3291))

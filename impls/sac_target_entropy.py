@@ -19,10 +19,10 @@ What is fixed is the construction and the target entropy. A forward pass of a co
 with several heads keyed by a list is not: no spec exercises one, and upstream does not run it
 either (it cannot build the loss).
 
-Nor is an action without a spec anywhere: upstream refuses it with a RuntimeError naming
-``target_entropy``; here the lookup of the spec's empty entry fails (an AttributeError, which
-Python reports as the loss having no ``target_entropy``). No spec builds such a loss, and the reference keeps no
-refusal code that no spec reaches (the mutation run of issue #43).
+An action without a spec anywhere (neither the loss's ``action_spec`` nor the actor's ``spec``)
+is refused as upstream refuses it: a RuntimeError that names ``target_entropy`` and the spec to
+give (an AttributeError raised inside the property would reach the user as the loss "having no
+attribute target_entropy").
 """
 
 from __future__ import annotations
@@ -40,10 +40,21 @@ def action_keys(loss) -> list:
 
 def _one_agents_elements(spec, key) -> int:
     """The elements of one agent's action at ``key``: the leaf's shape past the shape of the
-    composite holding it (the agents' group, or the root: a composite's entry () is itself)."""
+    composite holding it (the agents' group, or the root)."""
     *group, leaf = key if isinstance(key, tuple) else (key,)
-    container = spec[tuple(group)]
+    # the root is the spec itself: indexing it by () would compute every entry's shape, and a
+    # spec-less entry (None) has none
+    container = spec[tuple(group)] if group else spec
+    if container[leaf] is None:
+        refuse(key)
     return container[leaf].shape[container.ndim:].numel()
+
+
+def refuse(key) -> None:
+    raise RuntimeError(
+        f"target_entropy='auto' needs the spec of the action at {key!r}, and neither the loss "
+        "(action_spec=...) nor the actor (spec=...) has one: give one of them the action's "
+        "spec, or pass target_entropy explicitly")
 
 
 def action_dimensions(loss) -> int:

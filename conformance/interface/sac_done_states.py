@@ -198,8 +198,9 @@ class SACActionSpace:
     agents: None, or the number of agents N of a multi-agent group: the action lives at
         ``("agents", "action")`` of a group of batch shape (N,), the spec's shape (N, *event).
     given_to: where the action's spec is handed over: ``"loss"`` (TorchRL: the loss's
-        ``action_spec`` argument) or ``"actor"`` (TorchRL: the actor's ``spec``, which the
-        loss reads when it is given none).
+        ``action_spec`` argument), ``"actor"`` (TorchRL: the actor's ``spec``, which the
+        loss reads when it is given none) or ``"nowhere"`` (neither: the automatic rule cannot
+        know the action's size, and the loss must refuse it).
     summed_log_prob: for a composite action, the actor reports one log-probability, the sum
         over the heads (TorchRL: built under tensordict's ``set_composite_lp_aggregate(True)``,
         how ``SACLoss`` scores a composite draw), instead of one per head (the default).

@@ -9,7 +9,9 @@ plausible way to count the action's dimensions wrongly:
 - ``FIRST_HEAD_ONLY``: only the first head of a composite action is counted (torchrl 0.14.1
   with a summed composite log-probability);
 - ``CONTAINER_KEPT``: the group's shape is not subtracted (before pytorch/rl#1494);
-- ``LAST_DIM_ONLY``: the last dimension of the event shape only (-3 for (2, 3)).
+- ``LAST_DIM_ONLY``: the last dimension of the event shape only (-3 for (2, 3));
+- ``NO_REFUSAL``: an action without a spec anywhere is not refused, so reading its missing
+  shape fails inside the property (the user reads "no attribute target_entropy").
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ EDITS = {
                        "    return container[leaf].shape.numel()"),
     "LAST_DIM_ONLY": ("    return container[leaf].shape[container.ndim:].numel()",
                       "    return container[leaf].shape[-1]"),
+    "NO_REFUSAL": ("    if container[leaf] is None:\n        refuse(key)\n", ""),
 }
 
 
@@ -49,4 +52,5 @@ AGENTS_COUNTED = reference_with_edit("AGENTS_COUNTED", *EDITS["AGENTS_COUNTED"])
 FIRST_HEAD_ONLY = reference_with_edit("FIRST_HEAD_ONLY", *EDITS["FIRST_HEAD_ONLY"])
 CONTAINER_KEPT = reference_with_edit("CONTAINER_KEPT", *EDITS["CONTAINER_KEPT"])
 LAST_DIM_ONLY = reference_with_edit("LAST_DIM_ONLY", *EDITS["LAST_DIM_ONLY"])
+NO_REFUSAL = reference_with_edit("NO_REFUSAL", *EDITS["NO_REFUSAL"])
 UNMUTATED = reference_with_edit("UNMUTATED")

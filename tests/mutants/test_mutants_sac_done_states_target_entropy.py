@@ -5,7 +5,7 @@ run covers them."""
 
 import pytest
 
-from conformance.test_sac_done_states_target_entropy import SPACES
+from conformance.test_sac_done_states_target_entropy import NOWHERE, SPACES
 from tests.conftest import run_suite
 from tests.mutants import assert_fails_with, assert_unmutated_passes
 from tests.mutants.sac_done_states_target_entropy import MUTANTS
@@ -17,6 +17,7 @@ MODULE = "tests.mutants.sac_done_states_target_entropy"
 TEST = "test_the_automatic_target_entropy_is_minus_the_action_dimensions[{}-%s]"
 TWO_HEADS = [TEST % c for c in SPACES if c.startswith("composite-two-heads")]
 AGENTS = [TEST % c for c in SPACES if c.startswith("agents=")]
+REFUSED = "test_without_an_action_spec_the_automatic_target_entropy_is_refused[{}-%s]"
 
 # mutant -> (words of its failure, the specs (node id tails) that must fail with them)
 CASES = {
@@ -28,6 +29,8 @@ CASES = {
     "FIRST_HEAD_ONLY": ("only one head of the composite action is counted", TWO_HEADS),
     "CONTAINER_KEPT": ("the agents' dimension is counted", AGENTS),
     "LAST_DIM_ONLY": ("automatic target entropy != -dim(A)", [TEST % "A=(2,3)"]),
+    "NO_REFUSAL": ("no action spec: the refusal is an AttributeError",
+                   [REFUSED % c for c in NOWHERE]),
 }
 
 
@@ -53,4 +56,4 @@ def test_always_minus_one_also_fails_two_heads(suite_run):
 
 
 def test_the_unmutated_construction_passes(suite_run):
-    assert_unmutated_passes(suite_run, len(SPACES))
+    assert_unmutated_passes(suite_run, len(SPACES) + len(NOWHERE))
