@@ -11,7 +11,7 @@ from tests.mutants.segment_tree import MUTANTS
 pytestmark = pytest.mark.slow
 
 SPEC = "conformance/test_prioritized_replay.py"
-SELECT = "multi_level"
+SELECT = "multi_level_trees"  # test_multi_level_trees_agree_with_the_model only
 MODULE = "tests.mutants.segment_tree"
 TIMEOUT = 10  # seconds per spec: HEIGHT_DECREMENT never returns from the tree's constructor
 

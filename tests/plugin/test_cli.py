@@ -9,8 +9,8 @@ def test_unknown_implementation_is_a_one_line_usage_error(suite):
     run = suite(PPO, "--impl", "nosuch")
     assert run.returncode == 4
     errors = [line for line in run.output.splitlines() if line.strip()]
-    assert errors == ["ERROR: unknown implementation 'nosuch'; choose reference, torchrl, sb3, "
-                      "tianshou, cpprb, skrl, or pkg.module:object"], run.output
+    assert errors == ["ERROR: unknown implementation 'nosuch'; choose reference, torchrl, "
+                      "reference-fused, sb3, tianshou, cpprb, skrl, or pkg.module:object"], run.output
     assert "Traceback" not in run.output
 
 
