@@ -99,9 +99,10 @@ def ratio(a: Stats | float | None, b: Stats | float | None) -> float | None:
 @dataclass(frozen=True)
 class Target:
     text: str  #: what is measured, with ``{impl}`` for the implementation
-    goal: str  #: e.g. "<= 2"
+    goal: str  #: e.g. "<= 2"; for an account (``ok`` None), what the line measures it for
     measure: Callable[[Points, str], float | None]
-    ok: Callable[[float], bool]
+    #: the verdict; None for an account: a measured line with no target, never "met"
+    ok: Callable[[float], bool] | None
     versus: str | None = None  #: the implementation compared against, if any
     #: the device the target is about (None: any, evaluated on the run's device); on a run on
     #: another device it is "not measured", never a verdict
@@ -124,6 +125,10 @@ class Target:
             value = self.measure(points, impl)
             if value is None:
                 out.append(f"- {text}: not measured (target {self.goal})")
+            elif self.ok is None:
+                how = (value.spread(lambda v: True) if isinstance(value, Ratio)
+                       else "unpaired: a ratio of medians")
+                out.append(f"- {text} = **{value:.3g}** ({how}; no target: {self.goal})")
             else:
                 verdict = "met" if self.ok(value) else "NOT met"
                 how = (value.spread(self.ok) if isinstance(value, Ratio)

@@ -199,14 +199,15 @@ def asv_versus_baseline(class_name: str, workload: Workload) -> type:
 
 
 def asv_versus_companions(class_name: str, workload: Workload, siblings: list[Workload]) -> type:
-    """The point over its companion (``Workload.companions``: a yardstick, or the same call with
-    an option flipped), for every selected implementation: the ratios the targets quote."""
+    """The point over its (first) companion (``Workload.companions``: a yardstick, or the same
+    call with an option flipped), for every selected implementation: the ratios the targets
+    quote."""
     by_name = {w.name: w for w in siblings}
     names = ["implementation", "device", *workload.params]
 
     def pair(given, clock):
         impl, device = given.pop("implementation"), given.pop("device")
-        (other_name, other_params), = workload.companions(given)
+        other_name, other_params = workload.companions(given)[0]
         other = by_name[other_name]
         return (timing(workload, impl, device, clock, **given),
                 timing(other, impl if other.area else None, device, clock, **other_params))

@@ -153,6 +153,41 @@ def test_a_target_line_gives_the_spread_of_its_pairs_and_whether_the_goal_is_wit
         "- reference / torchrl = **2** (unpaired: a ratio of medians; target <= 1.0: NOT met)"]
 
 
+def test_an_account_line_gives_its_value_and_spread_and_no_verdict():
+    from benchtools.targets import Points, Target
+
+    p = Points("cpu")
+    p.add("a", "reference", "cpu", {}, Stats(0, 0, 0, 0, (2.4, 2.6, 2.5, 2.5, 2.7), "g"))
+    p.add("a", "torchrl", "cpu", {}, Stats(0, 0, 0, 0, (1.0,) * 5, "g"))
+    account = Target("{impl} / torchrl", "what the machinery costs",
+                     lambda p, impl: ratio(p.get("a", impl), p.get("a", "torchrl")), None,
+                     versus="torchrl")
+    assert account.lines(p, ["reference", "torchrl"]) == [
+        "- reference / torchrl = **2.5** (median of 5 pairs in turns, spread 2.4 – 2.7; no "
+        "target: what the machinery costs)"]
+
+
+def test_the_composite_account_divides_by_the_faster_raw_form_cycle_by_cycle():
+    from benchmarks.bench_composite_log_prob import SIZES, TARGETS
+    from benchtools.targets import Points
+
+    p = Points("cpu")
+    for s in SIZES:  # the logsumexp form is faster in cycles 1-2, torch.log_softmax in 3-5
+        p.add("distribution_log_prob", "reference", "cpu", {"size": s},
+              Stats(0, 0, 0, 0, (4.0,) * 5, "g"))
+        p.add("raw_log_softmax_gather", None, "cpu", {"size": s},
+              Stats(0, 0, 0, 0, (1.0, 1.0, 4.0, 4.0, 4.0), "g"))
+        p.add("raw_torch_log_softmax_gather", None, "cpu", {"size": s},
+              Stats(0, 0, 0, 0, (2.0, 2.0, 2.0, 2.0, 2.0), "g"))
+    target, account, _ = TARGETS
+    assert target.lines(p, ["reference"])[0].endswith(
+        "= **1** (median of 5 pairs in turns, spread 1 – 4; the goal is within its spread; "
+        "target <= 2: met)")
+    # per cycle: 4/1, 4/1, 4/2, 4/2, 4/2: the faster form, not the ratio of either median
+    assert "= **2** (median of 5 pairs in turns, spread 2 – 4; no target:" in (
+        account.lines(p, ["reference"])[0])
+
+
 def test_every_group_runs_at_least_five_cycles_slow_calls_included():
     machine = _Machine(period=10**9)
     fast, slow = turns.Timing(machine.work(1e-3)), turns.Timing(machine.work(turns.SLOW))
