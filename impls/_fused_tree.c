@@ -153,7 +153,10 @@ int64_t fused_set(int64_t n, const int64_t *index, const double *values, int64_t
 }
 
 /* level by level (every write's parent at one level, then the next), for the same overlap of
- * cache misses as the descent; a level's parents are recomputed after all its children */
+ * cache misses as the descent; a level's parents are recomputed after all its children. A
+ * parent that the previous write shares is skipped: its children are final for this level, so
+ * recomputing it gives the same value. Consecutive slots (an extend: the ring's next rows)
+ * then cost one reduction per distinct parent, b times fewer at each level. */
 static void recompute(int64_t n, const int64_t *index, int op, int64_t height, int64_t b,
                       int64_t top, double *const *r, double *root) {
     int64_t div = 1;
@@ -161,9 +164,12 @@ static void recompute(int64_t n, const int64_t *index, int op, int64_t height, i
         div *= b;
         double *parents = r[l];
         const double *children = r[l - 1];
+        int64_t last = -1;
         for (int64_t j = 0; j < n; ++j) {
             if (j + 8 < n) PREFETCH(children + index[j + 8] / div * b);
             int64_t node = index[j] / div;
+            if (node == last) continue;
+            last = node;
             parents[node] = reduce(op, children + node * b, b);
         }
     }

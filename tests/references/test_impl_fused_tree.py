@@ -87,6 +87,32 @@ def test_tree_walks_match_the_eager_tree(size):
         assert bool((value > 0).all()), "the search found an empty leaf"
 
 
+@pytest.mark.parametrize("order", ["consecutive", "reversed", "runs-interleaved", "shuffled"])
+def test_every_level_matches_the_eager_tree_whatever_the_order_of_the_writes(order):
+    """The kernel skips a parent that the previous write shares (consecutive slots share
+    them): in any order of the written slots, every node of every level is the eager tree's."""
+    size, ops = 4_100, ("sum", "min", "max")
+    rng = np.random.default_rng(7)
+    runs = [np.arange(8, 300), np.arange(3000, 3700), np.arange(4090, 4100), np.arange(0, 3)]
+    index = {
+        "consecutive": np.concatenate(runs),
+        "reversed": np.concatenate(runs)[::-1].copy(),
+        "runs-interleaved": np.concatenate([np.stack([runs[0][:250], runs[1][:250]], 1).ravel(),
+                                            runs[0][250:], runs[1][250:], runs[2], runs[3]]),
+        "shuffled": rng.permutation(np.concatenate(runs)),
+    }[order]
+    trees = [SegmentTree(size, ops), fused.FusedSegmentTree(size, ops)]
+    for step in range(3):  # the same slots written again: nothing stale may survive
+        values = torch.as_tensor(rng.uniform(0, 5, (3, index.size)))
+        for tree in trees:
+            tree.set(torch.as_tensor(index), values)
+            tree.fill_channel(2, torch.as_tensor(index[: 100 * (step + 1)]), -1.0)
+    eager, fast = trees
+    for level, (want, got) in enumerate(zip(eager.levels, fast.levels, strict=True)):
+        torch.testing.assert_close(got, want, rtol=1e-12, atol=0,
+                                   msg=lambda m, level=level: f"level {level}: {m}")
+
+
 def test_a_bad_index_is_refused_and_nothing_is_written():
     tree = fused.FusedSegmentTree(100, ("sum", "min"))
     before = [level.clone() for level in tree.levels]
