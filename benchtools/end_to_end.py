@@ -4,20 +4,24 @@
 time of each run (one torch thread). The ratio is the median over pairs, with its spread.
 
     python -m benchtools.end_to_end [--env mock|Pendulum-v1] [--pairs 5] [--frames 1000]
-                                    [--impl reference|reference-fused]
+                                    [--impl reference|reference-fused] [--report PATH]
 
 Pendulum-v1 needs gymnasium; ``mock`` is TorchRL's own continuous test environment (nothing
-beyond torchrl). Prints one line per algorithm; nothing is written.
+beyond torchrl). Prints one line per algorithm; ``--report PATH`` also appends them to a
+markdown file under a heading with the date, the command, the stack and the load average.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime
 import io
+import os
 import statistics
 import sys
 import time
+from pathlib import Path
 
 from conformance.paths import ROOT
 
@@ -44,6 +48,24 @@ def paired(main, algo: str, env: str, frames: int, pairs: int,
     return ratios
 
 
+def line(algo: str, env: str, frames: int, impl: str, ratios: list[float]) -> str:
+    """The verdict of one algorithm: the median over pairs, its spread, the target."""
+    median = statistics.median(ratios)
+    return (f"{algo} on {env}, {frames} frames: {impl} / torchrl = {median:.3f} (median of "
+            f"{len(ratios)} pairs in turns, spread {min(ratios):.3f} – {max(ratios):.3f}; "
+            f"target <= 1.0: {'met' if median <= 1.0 else 'NOT met'})")
+
+
+def _heading(argv: list[str]) -> str:
+    from benchtools.report import _stack
+
+    load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return (f"## {when}: `python -m benchtools.end_to_end {' '.join(argv)}`\n\n{_stack()}; one "
+            f"torch thread, {os.cpu_count()} cores, CPU time of each run; load average at the "
+            f"start {load}.\n")
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(prog="python -m benchtools.end_to_end", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -54,6 +76,7 @@ def main(argv=None) -> None:
     p.add_argument("--impl", default="reference", choices=["reference", "reference-fused"],
                    help="what is compared with torchrl (reference-fused: the reference with "
                         "its prioritized sampler's tree walks in C)")
+    p.add_argument("--report", type=Path, help="append the lines to this markdown file")
     args = p.parse_args(argv)
     import torch
 
@@ -61,12 +84,17 @@ def main(argv=None) -> None:
     sys.path.insert(0, str(ROOT / "examples"))
     from dropin_training import main as train
 
+    given = sys.argv[1:] if argv is None else list(argv)
+    heading = _heading(given) if args.report else ""
+    lines = []
     for algo in args.algo:
         ratios = paired(train, algo, args.env, args.frames, args.pairs, args.impl)
-        print(f"{algo} on {args.env}, {args.frames} frames: {args.impl} / torchrl = "
-              f"{statistics.median(ratios):.3f} (median of {len(ratios)} pairs in turns, spread "
-              f"{min(ratios):.3f} – {max(ratios):.3f}; target <= 1.0: "
-              f"{'met' if statistics.median(ratios) <= 1.0 else 'NOT met'})", flush=True)
+        lines.append(line(algo, args.env, args.frames, args.impl, ratios))
+        print(lines[-1], flush=True)
+    if args.report:  # written once every algorithm ran: an interrupted run appends nothing
+        with args.report.open("a") as out:
+            out.write("\n" + heading + "\n" + "".join(f"- {x}\n" for x in lines))
+        print(f"report: {args.report}")
 
 
 if __name__ == "__main__":

@@ -94,18 +94,27 @@ static double reduce(int op, const double *x, int64_t n) {
  * + l], its operation ops[ch], its root roots[ch]) and recompute their ancestors, then each
  * root from the whole top. A parent listed twice is recomputed twice from the same children:
  * the same value. Returns -1, or the position of the first index outside [0, size). */
+/* 1 when every index lies in [0, capacity) (no -1 of TensorDictMaxValueWriter either): what
+ * the sampler's update_priority needs, where a repeated index takes its last entry's value,
+ * as the writes below run in order */
+int64_t fused_valid(int64_t n, const int64_t *index, int64_t capacity) {
+    for (int64_t j = 0; j < n; ++j) if (index[j] < 0 || index[j] >= capacity) return 0;
+    return 1;
+}
+
 /* the sampler's fast path: 1 when every index lies in [0, capacity) and none repeats (each
  * entry writes its position into a per-slot scratch; a repeat leaves one entry reading back
  * another's), else 0 (the eager path then filters and deduplicates) */
 int64_t fused_distinct(int64_t n, const int64_t *index, int64_t capacity, int64_t *scratch) {
-    for (int64_t j = 0; j < n; ++j) if (index[j] < 0 || index[j] >= capacity) return 0;
+    if (!fused_valid(n, index, capacity)) return 0;
     for (int64_t j = 0; j < n; ++j) scratch[index[j]] = j;
     for (int64_t j = 0; j < n; ++j) if (scratch[index[j]] != j) return 0;
     return 1;
 }
 
-/* the sampler's write of distinct, valid indices: raw priorities stored, then the leaves of
- * its channels (q, q and, with a third channel, -raw) and their ancestors. raw: float64 per
+/* the sampler's write of valid indices, in order (a repeated index keeps its last entry's
+ * raw priority and leaves, and its ancestors are recomputed from them): raw priorities stored,
+ * then the leaves of its channels (q, q and, with a third channel, -raw) and their ancestors. raw: float64 per
  * index, or NULL for one raw_value for all; q: float64, or float32 (q_f32) widened exactly,
  * as copying it into the float64 leaves does */
 static void recompute(int64_t n, const int64_t *index, int op, int64_t height, int64_t b,

@@ -83,6 +83,8 @@ def _compile() -> ctypes.CDLL:
     lib.fused_set.argtypes = [_I, _P, _P, _I, _P, _I, _I, _I, _I, _P, _P]
     lib.fused_distinct.restype = _I
     lib.fused_distinct.argtypes = [_I, _P, _I, _P]
+    lib.fused_valid.restype = _I
+    lib.fused_valid.argtypes = [_I, _P, _I]
     lib.fused_write.restype = None
     lib.fused_write.argtypes = [
         _I,
@@ -240,6 +242,10 @@ class FusedSegmentTree(SegmentTree):
             _LIB.fused_distinct(index.numel(), index.data_ptr(), capacity, scratch.data_ptr())
         )
 
+    def valid(self, index: torch.Tensor, capacity: int) -> bool:
+        """Every index in [0, capacity), repeats allowed (the kernel's check)."""
+        return bool(_LIB.fused_valid(index.numel(), index.data_ptr(), capacity))
+
     def write(
         self,
         index: torch.Tensor,
@@ -247,8 +253,9 @@ class FusedSegmentTree(SegmentTree):
         q: torch.Tensor,
         raw_store: torch.Tensor,
     ) -> None:
-        """Distinct valid ``index``: ``raw_store[index] = raw`` (contiguous float64, or one
-        number for all), leaves (q, q[, -raw]); ``q``: contiguous float64 or float32."""
+        """Valid ``index``: ``raw_store[index] = raw`` (contiguous float64, or one number for
+        all), leaves (q, q[, -raw]); ``q``: contiguous float64 or float32. Written in order: a
+        repeated index keeps its last entry's values, as the eager sampler keeps the last."""
         one = not isinstance(raw, torch.Tensor)
         _LIB.fused_write(
             index.numel(),
@@ -287,16 +294,19 @@ class FusedSegmentTree(SegmentTree):
 
 class FusedPrioritizedSampler(PrioritizedSampler):
     """``impls.PrioritizedSampler`` on a ``FusedSegmentTree``: the same sampler, state and
-    checkpoints. On the CPU, a call with a 1-D long tensor of distinct valid indices (what a
-    buffer passes) does its bookkeeping in the kernel too: the check that the indices are
-    distinct and valid, the raw priorities, every channel's leaves and their ancestors, in one
+    checkpoints. On the CPU, a call with a 1-D long tensor of valid indices (what a buffer
+    passes; distinct for an extend, repeats allowed for ``update_priority``, the last entry
+    winning) does its bookkeeping in the kernel too: the check of the indices, the raw priorities, every channel's leaves and their ancestors, in one
     call (two with the in-buffer maximum's eviction); ``q`` and the default priority are still
     computed by torch, as upstream computes them. Any other call is the eager sampler's."""
 
     def _make_tree(self, ops) -> SegmentTree:
         return FusedSegmentTree(self._max_capacity, ops)
 
-    def _direct(self, index) -> bool:
+    def _direct(self, index, *, repeats: bool = False) -> bool:
+        """The kernel serves ``index``: a 1-D contiguous long CPU tensor of valid slots, distinct
+        unless ``repeats`` (update_priority: the last entry of a repeat wins, in the kernel's
+        in-order writes as in the eager sampler's ``_unique``)."""
         tree = self._tree
         return (
             tree._fused
@@ -307,7 +317,8 @@ class FusedPrioritizedSampler(PrioritizedSampler):
             and index.is_contiguous()
             and 1 < index.numel() <= self._max_capacity
             and not tree._wide(index)
-            and tree.distinct(index, self._max_capacity, self._last_position)
+            and (tree.valid(index, self._max_capacity) if repeats
+                 else tree.distinct(index, self._max_capacity, self._last_position))
         )
 
     def sample(self, storage, batch_size: int):
@@ -335,7 +346,7 @@ class FusedPrioritizedSampler(PrioritizedSampler):
             type(priority) is torch.Tensor
             and priority.shape == getattr(index, "shape", None)
             and priority.device.type == "cpu"
-            and self._direct(index)
+            and self._direct(index, repeats=True)
         ):
             super().update_priority(index, priority, storage=storage)
             return

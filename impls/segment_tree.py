@@ -169,7 +169,7 @@ class SegmentTree:
             children, parts = self._gather_buffer(index.numel())
             for level, parent in enumerate(self._parents(index), 1):
                 torch.index_select(blocks[level - 1], 1, parent, out=children)
-                for (op, lo, hi, out), part in zip(groups, parts, strict=True):
+                for (op, _lo, _hi, out), part in zip(groups, parts, strict=True):
                     op(part, -1, out=out)
                 # a parent listed twice is recomputed twice from the same children: same value
                 levels[level].index_copy_(1, parent, reduced)

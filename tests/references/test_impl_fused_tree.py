@@ -20,7 +20,8 @@ pytestmark = pytest.mark.skipif(
 
 def _drive(cls, capacity, within, generator, seed=0):
     """A seeded sequence of a buffer's calls on a sampler of ``cls``: fills, updates (float64
-    and float32 priorities, a repeat, a -1), extends over a full ring, draws; what it saw."""
+    and float32 priorities, a repeat with a -1, repeats alone), extends over a full ring,
+    draws; what it saw."""
     sampler = cls(capacity, 0.6, 0.4, max_priority_within_buffer=within)
     buffer = ReplayBuffer(storage=LazyTensorStorage(capacity), sampler=sampler)
     rng = np.random.default_rng(seed)
@@ -39,6 +40,8 @@ def _drive(cls, capacity, within, generator, seed=0):
             priority = priority.float()
         if step == 3 and k > 2:  # a repeat and a -1: the eager path
             index[1], index[2] = index[0], -1
+        if step == 4 and k > 3:  # repeats only (a sample with replacement): the kernel, in
+            index[1], index[3] = index[0], index[2]  # order, the last entry of each winning
         sampler.update_priority(index, priority)
         buffer.extend(torch.arange(k))
         idx, info = sampler.sample(buffer._storage, 300)
