@@ -222,11 +222,26 @@ def _kept_seconds(seconds: dict[str, float]) -> dict[str, float]:
     return {**kept, **seconds}
 
 
+def _last_areas() -> dict:
+    try:
+        return json.loads(REPORT_JSON.read_text())["areas"]
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
 def write_report(areas: list[str], seconds: dict[str, float]) -> dict:
+    """The report of ``areas`` from their staging copies; every other area keeps what the last
+    report holds for it (its staging copy, where one is left, may hold an older impls/: on a
+    fresh machine there is none, and a run of one area must not turn the others into "not
+    run")."""
     table = classified()
     seconds = _kept_seconds(seconds)
+    last = _last_areas()
     report = {"tool": _mutmut_version(), "areas": {}}
     for area in AREAS:
+        if area not in areas and area in last:
+            report["areas"][area] = last[area]
+            continue
         rows = results_of(area)
         classify(rows, table)
         counts = summary(rows)

@@ -22,7 +22,7 @@ from tests.mutants.source import mutated_module
 _WIDE = "return self.height > 0 and index.numel() * self.branching > self.levels[0].shape[1]"
 _SET_WIDE = "for level, parent in enumerate(self._parents(index, unique=True), 1):"
 _FILL = "for level, parent in enumerate(self._parents(index, self._wide(index)), 1):"
-_ZIP = "for (op, lo, hi, out), part in zip(groups, parts, strict=True):"
+_ZIP = "for (op, _lo, _hi, out), part in zip(groups, parts, strict=True):"
 _FILL_OP = "op(blocks[level - 1].index_select(0, parent), -1))"
 _ROOT = "op(rows[self.height], 0, out=root)"
 EDITS = {

@@ -15,6 +15,27 @@ def test_a_run_of_one_area_keeps_the_seconds_of_the_others(tmp_path, monkeypatch
     assert mutation._kept_seconds({"b": None}) == {"a": 10.0, "b": None}
 
 
+def test_a_run_of_one_area_keeps_the_results_of_the_others(tmp_path, monkeypatch):
+    """Only the areas run now are read from their staging copies: another area's copy may be
+    stale (an older impls/) or absent (a fresh machine), and its last results stay."""
+    report = tmp_path / "mutation.json"
+    kept = {"summary": {"killed": 6, "survived": 1, "not reached": 0, "timeout": 0,
+                        "not run": 0, "sites": 7, "equivalent": 0, "outside": 1,
+                        "unclassified": 0, "score": 85.7, "reached_score": 85.7},
+            "seconds": 3.0, "mutants": []}
+    areas = list(mutation.AREAS)
+    report.write_text(json.dumps({"areas": {a: kept for a in areas}}))
+    monkeypatch.setattr(mutation, "REPORT_JSON", report)
+    monkeypatch.setattr(mutation, "REPORT_MD", tmp_path / "mutation.md")
+    monkeypatch.setattr(mutation, "_mutmut_version", lambda: "mutmut test")
+    read = []
+    monkeypatch.setattr(mutation, "results_of", lambda area: read.append(area) or [])
+    out = mutation.write_report([areas[-1]], {areas[-1]: 1.0})
+    assert read == [areas[-1]]
+    assert all(out["areas"][a] == kept for a in areas[:-1])
+    assert out["areas"][areas[-1]]["summary"]["sites"] == 0
+
+
 def test_no_earlier_report_keeps_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(mutation, "REPORT_JSON", tmp_path / "absent.json")
     assert mutation._kept_seconds({"b": 5.0}) == {"b": 5.0}
