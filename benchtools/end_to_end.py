@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
+import importlib.util
 import io
 import os
 import statistics
@@ -78,6 +79,9 @@ def main(argv=None) -> None:
                         "its prioritized sampler's tree walks in C)")
     p.add_argument("--report", type=Path, help="append the lines to this markdown file")
     args = p.parse_args(argv)
+    if args.env != "mock" and not any(importlib.util.find_spec(m) for m in ("gymnasium", "gym")):
+        p.error(f"--env {args.env} needs gymnasium (pip install gymnasium), which the stack does "
+                "not hold; --env mock needs nothing beyond torchrl")
     import torch
 
     torch.set_num_threads(1)

@@ -49,3 +49,13 @@ def test_the_report_is_appended_only_when_every_algorithm_ran(tmp_path, monkeypa
     text = report.read_text()
     assert text.startswith("# kept\n\n## ") and "`python -m benchtools.end_to_end --env mock" in text
     assert text.count("target <= 1.0: met") == 2 and "- sac on mock, 10 frames" in text
+
+
+def test_a_gym_env_without_gymnasium_is_refused_in_one_line(monkeypatch, capsys):
+    monkeypatch.setattr(end_to_end.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(SystemExit) as stop:
+        end_to_end.main(["--env", "Pendulum-v1"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.endswith("--env Pendulum-v1 needs gymnasium (pip install gymnasium), which the "
+                        "stack does not hold; --env mock needs nothing beyond torchrl")
