@@ -10,6 +10,9 @@
   sampler's ``mark_update``) into a full buffer. Target (issue #14, "no cost to swapping"): at
   most TorchRL's C++ trees (ratio <= 1.0) at every capacity from 4e3 to 1e6, and (issue #45)
   at 1e7, past the machine's caches.
+- ``update_256_sampled``: ``buffer.update_priority`` of the indices of one seeded
+  ``buffer.sample(256)``, what a training loop hands back: drawn with replacement by priority,
+  so they repeat (many times at 1e3, rarely at 1e7). The same target.
 
 The interface's calls convert indices to numpy (a few microseconds, the same for every
 implementation). A cuda point needs a buffer on the device: an implementation whose ``buffer``
@@ -105,6 +108,16 @@ def _update(area, dev, *, capacity, batch=BATCH):
     return Timed(lambda: buf.update_priority(index, priority))
 
 
+def _update_sampled(area, dev, *, capacity):
+    import numpy as np
+    import torch
+
+    buf = _full_buffer(area, dev, capacity, f"update_{BATCH}")[0]  # update_256's buffer
+    index = np.asarray(buf.sample(BATCH, torch.Generator(device=dev).manual_seed(SEED)).index)
+    priority = np.random.default_rng(SEED + 2).uniform(0.01, 5.01, BATCH)
+    return Timed(lambda: buf.update_priority(index, priority))
+
+
 def _sample_large(area, dev, *, capacity):
     return _sample(area, dev, capacity=capacity, batch=LARGE_BATCH)
 
@@ -139,6 +152,9 @@ SAMPLE = Workload("sample_256", AREA, SWAP_GRID, _sample,
                   doc="sample 256 items with their weights", floor=_walk(BATCH), asv_params=ASV_CAPACITIES)
 UPDATE = Workload("update_256", AREA, SWAP_GRID, _update,
                   doc="update the priorities of 256 distinct items", floor=_walk(BATCH), asv_params=ASV_CAPACITIES)
+UPDATE_SAMPLED = Workload("update_256_sampled", AREA, SWAP_GRID, _update_sampled,
+                          doc="update the priorities of a sample of 256 items (repeats included)",
+                          floor=_walk(BATCH), asv_params=ASV_CAPACITIES)
 EXTEND_BATCH = Workload("extend_256", AREA, SWAP_GRID, _extend,
                         doc="extend 256 items into a full buffer (the sampler's mark_update)",
                         floor=_walk(BATCH), asv_params=ASV_CAPACITIES)
@@ -148,15 +164,19 @@ SAMPLE_LARGE = Workload("sample_65536", AREA, {"capacity": []}, _sample_large,
 UPDATE_LARGE = Workload("update_65536", AREA, {"capacity": []}, _update_large,
                         doc="update the priorities of 65 536 distinct items (cuda only)",
                         cuda_params={"capacity": [LARGE_CAPACITY]}, floor=_walk(LARGE_BATCH))
-WORKLOADS = [EXTEND, SAMPLE, UPDATE, EXTEND_BATCH, SAMPLE_LARGE, UPDATE_LARGE]
+WORKLOADS = [EXTEND, SAMPLE, UPDATE, UPDATE_SAMPLED, EXTEND_BATCH, SAMPLE_LARGE,
+             UPDATE_LARGE]
 
 ExtendOverMax = asv_class("ExtendOverMax", EXTEND)
 Sample256 = asv_class("Sample256", SAMPLE)
 Update256 = asv_class("Update256", UPDATE)
+Update256Sampled = asv_class("Update256Sampled", UPDATE_SAMPLED)
 Extend256 = asv_class("Extend256", EXTEND_BATCH)
 ExtendOverMaxVersusTorchrl = asv_versus_baseline("ExtendOverMaxVersusTorchrl", EXTEND)
 Sample256VersusTorchrl = asv_versus_baseline("Sample256VersusTorchrl", SAMPLE)
 Update256VersusTorchrl = asv_versus_baseline("Update256VersusTorchrl", UPDATE)
+Update256SampledVersusTorchrl = asv_versus_baseline("Update256SampledVersusTorchrl",
+                                                    UPDATE_SAMPLED)
 Extend256VersusTorchrl = asv_versus_baseline("Extend256VersusTorchrl", EXTEND_BATCH)
 Sample65536 = asv_class("Sample65536", SAMPLE_LARGE)
 Update65536 = asv_class("Update65536", UPDATE_LARGE)
@@ -199,7 +219,7 @@ TARGETS = [
            lambda v: v <= 2, paired=False),
     *(Target(f"PER {op}, {{impl}} / torchrl C++ trees (max over capacities 4e3 .. 1e7)",
              "<= 1.0", _worst_versus_torchrl(op), lambda v: v <= 1.0, versus="torchrl")
-      for op in ("sample_256", "update_256", "extend_256")),
+      for op in ("sample_256", "update_256", "update_256_sampled", "extend_256")),
     *(t for op in ("sample_256", "update_256") for t in (
         Target(f"PER {op} at 1e6 on cuda, {{impl}} / torchrl CUDA trees", "<= 1.0",
                _versus_torchrl_at_1e6(op), lambda v: v <= 1.0, versus="torchrl",
