@@ -129,19 +129,6 @@ def _raw_log_softmax(area, dev, *, size):
     return Timed(call)
 
 
-LOG_PROB = Workload("log_prob", "composite_log_prob", {"size": SIZES}, _log_prob,
-                    doc="interface log_prob: aggregate and per-head log-probs of a sample",
-                    cuda_params=CUDA_SIZES, floor=_floor, asv_params=ASV_SIZES)
-DISTRIBUTION = Workload("distribution_log_prob", "composite_log_prob", {"size": SIZES},
-                        _distribution_log_prob,
-                        doc="build the composite distribution, aggregate log-prob of a sample",
-                        companions=same_point("raw_log_softmax_gather",
-                                              "raw_torch_log_softmax_gather",
-                                              "torch_categorical_gather"),
-                        cuda_params=CUDA_SIZES, floor=_floor, asv_params=ASV_SIZES)
-RAW = Workload("raw_log_softmax_gather", None, {"size": SIZES}, _raw,
-               doc="sum over heads of (logits - logsumexp(logits)).gather(action): the floor",
-               cuda_params=CUDA_SIZES, floor=_floor, asv_params=ASV_SIZES)
 def _torch_categorical(area, dev, *, size):
     import torch
 
@@ -156,6 +143,19 @@ def _torch_categorical(area, dev, *, size):
     return Timed(call)
 
 
+LOG_PROB = Workload("log_prob", "composite_log_prob", {"size": SIZES}, _log_prob,
+                    doc="interface log_prob: aggregate and per-head log-probs of a sample",
+                    cuda_params=CUDA_SIZES, floor=_floor, asv_params=ASV_SIZES)
+DISTRIBUTION = Workload("distribution_log_prob", "composite_log_prob", {"size": SIZES},
+                        _distribution_log_prob,
+                        doc="build the composite distribution, aggregate log-prob of a sample",
+                        companions=same_point("raw_log_softmax_gather",
+                                              "raw_torch_log_softmax_gather",
+                                              "torch_categorical_gather"),
+                        cuda_params=CUDA_SIZES, floor=_floor, asv_params=ASV_SIZES)
+RAW = Workload("raw_log_softmax_gather", None, {"size": SIZES}, _raw,
+               doc="sum over heads of (logits - logsumexp(logits)).gather(action): the floor",
+               cuda_params=CUDA_SIZES, floor=_floor, asv_params=ASV_SIZES)
 RAW_TORCH = Workload("raw_torch_log_softmax_gather", None, {"size": SIZES}, _raw_log_softmax,
                      doc="sum over heads of torch.log_softmax(logits).gather(action)",
                      cuda_params=CUDA_SIZES, floor=_floor, asv_params=ASV_SIZES)

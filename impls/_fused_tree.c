@@ -90,10 +90,6 @@ static double reduce(int op, const double *x, int64_t n) {
     return r;
 }
 
-/* write n leaves of c channels (values: [c, n]; channel ch's rows are rows[ch * (height + 1)
- * + l], its operation ops[ch], its root roots[ch]) and recompute their ancestors, then each
- * root from the whole top. A parent listed twice is recomputed twice from the same children:
- * the same value. Returns -1, or the position of the first index outside [0, size). */
 /* 1 when every index lies in [0, capacity) (no -1 of TensorDictMaxValueWriter either): what
  * the sampler's update_priority needs, where a repeated index takes its last entry's value,
  * as the writes below run in order */
@@ -114,9 +110,9 @@ int64_t fused_distinct(int64_t n, const int64_t *index, int64_t capacity, int64_
 
 /* the sampler's write of valid indices, in order (a repeated index keeps its last entry's
  * raw priority and leaves, and its ancestors are recomputed from them): raw priorities stored,
- * then the leaves of its channels (q, q and, with a third channel, -raw) and their ancestors. raw: float64 per
- * index, or NULL for one raw_value for all; q: float64, or float32 (q_f32) widened exactly,
- * as copying it into the float64 leaves does */
+ * then the leaves of its channels (q, q and, with a third channel, -raw) and their ancestors.
+ * raw: float64 per index, or NULL for one raw_value for all; q: float64, or float32 (q_f32)
+ * widened exactly, as copying it into the float64 leaves does */
 static void recompute(int64_t n, const int64_t *index, int op, int64_t height, int64_t b,
                       int64_t top, double *const *r, double *root);
 
@@ -146,6 +142,10 @@ void fused_fill(int64_t n, const int64_t *index, double value, int32_t op, int64
     recompute(n, index, op, height, b, top, rows, root);
 }
 
+/* write n leaves of c channels (values: [c, n]; channel ch's rows are rows[ch * (height + 1)
+ * + l], its operation ops[ch], its root roots[ch]) and recompute their ancestors, then each
+ * root from the whole top. A parent listed twice is recomputed twice from the same children:
+ * the same value. Returns -1, or the position of the first index outside [0, size). */
 int64_t fused_set(int64_t n, const int64_t *index, const double *values, int64_t c,
                   const int32_t *ops, int64_t height, int64_t b, int64_t top, int64_t size,
                   double *const *rows, double *const *roots) {

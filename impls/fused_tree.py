@@ -296,9 +296,10 @@ class FusedPrioritizedSampler(PrioritizedSampler):
     """``impls.PrioritizedSampler`` on a ``FusedSegmentTree``: the same sampler, state and
     checkpoints. On the CPU, a call with a 1-D long tensor of valid indices (what a buffer
     passes; distinct for an extend, repeats allowed for ``update_priority``, the last entry
-    winning) does its bookkeeping in the kernel too: the check of the indices, the raw priorities, every channel's leaves and their ancestors, in one
-    call (two with the in-buffer maximum's eviction); ``q`` and the default priority are still
-    computed by torch, as upstream computes them. Any other call is the eager sampler's."""
+    winning) does its bookkeeping in the kernel too: the check of the indices, the raw
+    priorities, every channel's leaves and their ancestors, in one call (two with the in-buffer
+    maximum's eviction); ``q`` and the default priority are still computed by torch, as upstream
+    computes them. Any other call is the eager sampler's."""
 
     def _make_tree(self, ops) -> SegmentTree:
         return FusedSegmentTree(self._max_capacity, ops)

@@ -211,22 +211,19 @@ def summary(rows: list[dict]) -> dict:
     return counts
 
 
-def _kept_seconds(seconds: dict[str, float]) -> dict[str, float]:
-    """This run's seconds per area, over those the last report recorded: a run of one area
-    keeps the time of the others, whose results it also keeps (None: unknown, a partial run)."""
-    try:
-        last = json.loads(REPORT_JSON.read_text())["areas"]
-    except (OSError, ValueError, KeyError):
-        last = {}
-    kept = {a: d.get("seconds") for a, d in last.items() if d.get("seconds") is not None}
-    return {**kept, **seconds}
-
-
 def _last_areas() -> dict:
+    """The areas of the last report (empty when there is none, or it cannot be read)."""
     try:
         return json.loads(REPORT_JSON.read_text())["areas"]
     except (OSError, ValueError, KeyError):
         return {}
+
+
+def _kept_seconds(seconds: dict[str, float]) -> dict[str, float]:
+    """This run's seconds per area, over those the last report recorded: a run of one area
+    keeps the time of the others, whose results it also keeps (None: unknown, a partial run)."""
+    kept = {a: d.get("seconds") for a, d in _last_areas().items() if d.get("seconds") is not None}
+    return {**kept, **seconds}
 
 
 def write_report(areas: list[str], seconds: dict[str, float]) -> dict:
