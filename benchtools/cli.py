@@ -202,5 +202,6 @@ def main(argv=None) -> int:
     command = "nox -s bench" + (f" -- {' '.join(argv)}" if argv else "")
     path = report.write(load(out.results), out.report, command=command, seconds=seconds,
                         skips=read_skips(out.skips), previous=previous, plots=out.folder)
+    print("\n".join(report.target_summary(path)))
     print(f"report: {path}")
     return 0

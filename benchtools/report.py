@@ -5,6 +5,7 @@ before, and log-log scaling plots."""
 from __future__ import annotations
 
 import itertools
+import re
 import statistics
 from pathlib import Path
 
@@ -206,6 +207,27 @@ def machine_swing(points) -> str:
             "medians carry it.")
 
 
+
+
+def target_summary(report: Path) -> list[str]:
+    """The terminal's last word on a run, read back from the report it wrote: how many target
+    lines are met, NOT met, not measured, and how many accounts (lines with no target), then
+    every NOT met line (its text up to the value, and the verdict)."""
+    text = report.read_text()
+    start = text.find("## Targets")
+    end = text.find("\n## ", start + 1)
+    lines = [x[2:] for x in text[start:end].splitlines() if x.startswith("- ")]
+    missed = [x for x in lines if x.endswith("NOT met)")]
+    counts = {"met": sum(x.endswith(": met)") for x in lines), "NOT met": len(missed),
+              "not measured": sum(": not measured" in x for x in lines),
+              "accounts": sum("; no target: " in x for x in lines)}
+    out = ["targets: " + ", ".join(f"{n} {what}" for what, n in counts.items())]
+    for x in missed:
+        value = re.search(r"= \*\*([^*]+)\*\*", x)
+        goal = re.search(r"target ([^:]+): NOT met\)$", x)
+        out.append(f"  NOT met: {x.split(' = **')[0]} = {value.group(1) if value else '?'} "
+                   f"(target {goal.group(1) if goal else '?'})")
+    return out
 
 
 def write(run: Run, path: Path, *, command: str, seconds: float | None, skips: dict,

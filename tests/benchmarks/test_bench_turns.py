@@ -192,3 +192,22 @@ def test_every_group_runs_at_least_five_cycles_slow_calls_included():
     machine = _Machine(period=10**9)
     fast, slow = turns.Timing(machine.work(1e-3)), turns.Timing(machine.work(turns.SLOW))
     assert turns.run([fast, slow], machine.clock, budget=0.0) == turns.MIN_PAIRS == 5
+
+
+def test_the_terminal_summary_is_read_back_from_the_report_it_wrote(tmp_path):
+    from benchtools.report import target_summary
+
+    report = tmp_path / "benchmarks.md"
+    report.write_text(
+        "# Benchmarks\n\n## Ratios\n\n- not a target: met)\n\n"
+        "## Targets (measured in this run, not asserted)\n\n**Area**\n\n"
+        "- a, reference / torchrl = **0.9** (median of 5 pairs in turns, spread 0.8 – 1; "
+        "target <= 1.0: met)\n"
+        "- b, reference / torchrl = **1.6** (median of 5 pairs in turns, spread 1.5 – 1.7; "
+        "target <= 1.0: NOT met)\n"
+        "- c on cuda: not measured: no CUDA device in this cpu run (target <= 3)\n"
+        "- d, reference / x = **2.5** (median of 5 pairs in turns, spread 2.4 – 2.6; no target: "
+        "an account)\n\n## Floors of this device\n\n- e = **9** (target <= 1: NOT met)\n")
+    assert target_summary(report) == [
+        "targets: 1 met, 1 NOT met, 1 not measured, 1 accounts",
+        "  NOT met: b, reference / torchrl = 1.6 (target <= 1.0)"]
